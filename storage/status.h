@@ -23,6 +23,7 @@
     X(SUCCESS, "00000")                             \
     X(FEATURE_NOT_SUPPORTED, "0A000")               \
     X(CARDINALITY_VIOLATION, "21000")               \
+    X(NOT_NULL_VIOLATION, "23502")                  \
     X(STRING_DATA_RIGHT_TRUNCATION, "22001")        \
     X(NUMERIC_VALUE_OUT_OF_RANGE, "22003")          \
     X(INVALID_DATETIME_FORMAT, "22007")             \

@@ -1,0 +1,518 @@
+/*
+ * jit.c — the engine's JIT: one ORC LLJIT, per-mode target machines, and
+ * per-module resource trackers (see jit.h for the design).
+ */
+#include "codegen/jit.h"
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <llvm-c/Analysis.h>
+#include <llvm-c/Error.h>
+#include <llvm-c/LLJIT.h>
+#include <llvm-c/Orc.h>
+#include <llvm-c/Target.h>
+#include <llvm-c/TargetMachine.h>
+
+/* Idle target machines kept per mode; more compile at once create extra
+ * ones and dispose of them afterwards. */
+#define TM_POOL_MAX 8
+
+/* ORC's symbol string pool keeps entries of removed code until asked to drop
+ * them; every module adds unique names, so they are dropped this often. */
+#define CLEAR_DEAD_SYMBOLS_EVERY 64
+
+typedef struct binding {
+    char *name;
+    void *addr;
+} binding;
+
+struct cg_jit {
+    LLVMOrcLLJITRef lljit;
+    LLVMOrcJITDylibRef main;
+    LLVMTargetRef target;
+    char *triple;      /* LLVMDisposeMessage */
+    char *cpu;         /* LLVMDisposeMessage */
+    char *features;    /* LLVMDisposeMessage */
+    char *data_layout; /* malloc */
+
+    pthread_mutex_t lock; /* guards the target machine pool and the bindings */
+    LLVMTargetMachineRef idle[CG_MODE_COUNT][TM_POOL_MAX];
+    size_t nidle[CG_MODE_COUNT];
+    binding *bindings;
+    size_t nbindings, capbindings;
+    pthread_mutex_t error_lock; /* guards session_error */
+    char session_error[256];    /* latest error ORC reported on its own */
+
+    atomic_uint_fast64_t next_module_id;
+    atomic_size_t live_code;
+    atomic_uint_fast64_t compiled;
+    atomic_uint_fast64_t freed;
+};
+
+typedef struct code_fn {
+    const char *name; /* points into the names block */
+    void *addr;
+} code_fn;
+
+struct cg_code {
+    cg_jit *jit;
+    LLVMOrcResourceTrackerRef tracker;
+    cg_compile_stats stats;
+    unsigned nfns;
+    code_fn *fns;
+    char *names;
+};
+
+/* LLVM's target registry is process-wide and its initializers are not
+ * thread-safe; they run once (idempotent, so this is no mutable state). */
+static pthread_once_t targets_once = PTHREAD_ONCE_INIT;
+static int targets_failed;
+
+static void init_targets(void)
+{
+    targets_failed = LLVMInitializeNativeTarget() || LLVMInitializeNativeAsmPrinter();
+}
+
+static LLVMTargetMachineRef create_tm(const cg_jit *jit, cg_mode mode)
+{
+    LLVMTargetMachineOptionsRef o = LLVMCreateTargetMachineOptions();
+    LLVMTargetMachineOptionsSetCPU(o, jit->cpu);
+    LLVMTargetMachineOptionsSetFeatures(o, jit->features);
+    LLVMTargetMachineOptionsSetCodeGenOptLevel(o, cg_mode_codegen_level(mode));
+    /* What ORC's JITLink expects on ELF x86-64: calls to far helpers go
+     * through stubs it builds. */
+    LLVMTargetMachineOptionsSetRelocMode(o, LLVMRelocPIC);
+    LLVMTargetMachineOptionsSetCodeModel(o, LLVMCodeModelSmall);
+    LLVMTargetMachineRef tm = LLVMCreateTargetMachineWithOptions(jit->target, jit->triple, o);
+    LLVMDisposeTargetMachineOptions(o);
+    return tm;
+}
+
+static LLVMTargetMachineRef acquire_tm(cg_jit *jit, cg_mode mode)
+{
+    LLVMTargetMachineRef tm = NULL;
+    pthread_mutex_lock(&jit->lock);
+    if (jit->nidle[mode] > 0) tm = jit->idle[mode][--jit->nidle[mode]];
+    pthread_mutex_unlock(&jit->lock);
+    return tm ? tm : create_tm(jit, mode);
+}
+
+static void release_tm(cg_jit *jit, cg_mode mode, LLVMTargetMachineRef tm)
+{
+    pthread_mutex_lock(&jit->lock);
+    if (jit->nidle[mode] < TM_POOL_MAX) {
+        jit->idle[mode][jit->nidle[mode]++] = tm;
+        tm = NULL;
+    }
+    pthread_mutex_unlock(&jit->lock);
+    if (tm) LLVMDisposeTargetMachine(tm);
+}
+
+/* --- creation ----------------------------------------------------------- */
+
+static char *copy_message(const char *s)
+{
+    /* Strings freed with LLVMDisposeMessage must come from LLVM. */
+    return LLVMCreateMessage(s);
+}
+
+static sto_status choose_target(cg_jit *jit, const cg_jit_options *options)
+{
+    jit->triple = LLVMGetDefaultTargetTriple();
+    char *msg = NULL;
+    if (LLVMGetTargetFromTriple(jit->triple, &jit->target, &msg)) {
+        sto_status st = sto_error(STO_INTERNAL_ERROR, "codegen: no LLVM target for %s: %s",
+                                  jit->triple, msg ? msg : "");
+        LLVMDisposeMessage(msg);
+        return st;
+    }
+    if (options && options->native_cpu) {
+        jit->cpu = LLVMGetHostCPUName();
+        jit->features = LLVMGetHostCPUFeatures();
+    } else {
+        bool x86_64 = strncmp(jit->triple, "x86_64", 6) == 0;
+        jit->cpu = copy_message(x86_64 ? "x86-64-v3" : "generic");
+        jit->features = copy_message("");
+    }
+    return STO_OK;
+}
+
+/* ORC reports link failures (the missing symbol's name) here rather than
+ * in the failed lookup's error; keep the latest for that error's message.
+ * Linking runs on the thread that looks up, so with concurrent failures the
+ * text may belong to a neighbour: it is for humans only. */
+static void report_session_error(void *ctx, LLVMErrorRef err)
+{
+    cg_jit *jit = ctx;
+    char *msg = LLVMGetErrorMessage(err);
+    pthread_mutex_lock(&jit->error_lock);
+    snprintf(jit->session_error, sizeof(jit->session_error), "%s", msg ? msg : "");
+    pthread_mutex_unlock(&jit->error_lock);
+    LLVMDisposeErrorMessage(msg);
+}
+
+static sto_status create_lljit(cg_jit *jit)
+{
+    /* LLJIT compiles nothing itself here (jit.h), but its data layout and
+     * linker settings follow this target machine. */
+    LLVMTargetMachineRef tm = create_tm(jit, CG_MODE_OPT);
+    if (!tm) return sto_error(STO_INTERNAL_ERROR, "codegen: cannot create a target machine");
+    LLVMOrcLLJITBuilderRef builder = LLVMOrcCreateLLJITBuilder();
+    LLVMOrcLLJITBuilderSetJITTargetMachineBuilder(
+        builder, LLVMOrcJITTargetMachineBuilderCreateFromTargetMachine(tm));
+    LLVMErrorRef err = LLVMOrcCreateLLJIT(&jit->lljit, builder);
+    if (err) {
+        jit->lljit = NULL;
+        return cg_llvm_error(err, "codegen: cannot create the JIT");
+    }
+    jit->main = LLVMOrcLLJITGetMainJITDylib(jit->lljit);
+    const char *dl = LLVMOrcLLJITGetDataLayoutStr(jit->lljit);
+    jit->data_layout = malloc(strlen(dl) + 1);
+    if (!jit->data_layout) return sto_error_oom();
+    strcpy(jit->data_layout, dl);
+
+    LLVMOrcExecutionSessionSetErrorReporter(LLVMOrcLLJITGetExecutionSession(jit->lljit),
+                                            report_session_error, jit);
+    return STO_OK;
+}
+
+sto_status cg_jit_create(const cg_jit_options *options, cg_jit **out)
+{
+    *out = NULL;
+    pthread_once(&targets_once, init_targets);
+    if (targets_failed) return sto_error(STO_INTERNAL_ERROR, "codegen: LLVM has no native target");
+    cg_jit *jit = calloc(1, sizeof(*jit));
+    if (!jit) return sto_error_oom();
+    if (pthread_mutex_init(&jit->lock, NULL) != 0) {
+        free(jit);
+        return sto_error(STO_INTERNAL_ERROR, "codegen: cannot create a mutex");
+    }
+    if (pthread_mutex_init(&jit->error_lock, NULL) != 0) {
+        pthread_mutex_destroy(&jit->lock);
+        free(jit);
+        return sto_error(STO_INTERNAL_ERROR, "codegen: cannot create a mutex");
+    }
+    atomic_init(&jit->next_module_id, 1);
+    atomic_init(&jit->live_code, 0);
+    atomic_init(&jit->compiled, 0);
+    atomic_init(&jit->freed, 0);
+    sto_status st = choose_target(jit, options);
+    if (!st) st = create_lljit(jit);
+    if (st) {
+        sto_status_free(cg_jit_destroy(jit));
+        return st;
+    }
+    *out = jit;
+    return STO_OK;
+}
+
+sto_status cg_jit_destroy(cg_jit *jit)
+{
+    if (!jit) return STO_OK;
+    sto_status st = STO_OK;
+    size_t live = atomic_load(&jit->live_code);
+    if (live)
+        st = sto_error(STO_INTERNAL_ERROR, "codegen: JIT destroyed with %zu compiled modules live",
+                       live);
+    if (jit->lljit) {
+        LLVMErrorRef err = LLVMOrcDisposeLLJIT(jit->lljit);
+        if (err) {
+            sto_status e = cg_llvm_error(err, "codegen: disposing the JIT");
+            if (st)
+                sto_status_free(e);
+            else
+                st = e;
+        }
+    }
+    for (int mode = 0; mode < CG_MODE_COUNT; mode++)
+        for (size_t i = 0; i < jit->nidle[mode]; i++)
+            LLVMDisposeTargetMachine(jit->idle[mode][i]);
+    for (size_t i = 0; i < jit->nbindings; i++)
+        free(jit->bindings[i].name);
+    free(jit->bindings);
+    LLVMDisposeMessage(jit->triple);
+    LLVMDisposeMessage(jit->cpu);
+    LLVMDisposeMessage(jit->features);
+    free(jit->data_layout);
+    pthread_mutex_destroy(&jit->lock);
+    pthread_mutex_destroy(&jit->error_lock);
+    free(jit);
+    return st;
+}
+
+const char *cg_jit_cpu(const cg_jit *jit)
+{
+    return jit->cpu;
+}
+
+const char *cg_jit_triple(const cg_jit *jit)
+{
+    return jit->triple;
+}
+
+const char *cg_jit_data_layout(const cg_jit *jit)
+{
+    return jit->data_layout;
+}
+
+uint64_t cg_jit_next_module_id(cg_jit *jit)
+{
+    return atomic_fetch_add(&jit->next_module_id, 1);
+}
+
+void cg_jit_get_counters(cg_jit *jit, cg_jit_counters *out)
+{
+    pthread_mutex_lock(&jit->lock);
+    out->runtime_symbols = jit->nbindings;
+    out->idle_target_machines = jit->nidle[CG_MODE_FAST] + jit->nidle[CG_MODE_OPT];
+    pthread_mutex_unlock(&jit->lock);
+    out->live_code = atomic_load(&jit->live_code);
+    out->compiled = atomic_load(&jit->compiled);
+}
+
+/* --- runtime symbols ---------------------------------------------------- */
+
+/* Defines name = addr in the main JITDylib, once. Caller holds jit->lock. */
+static sto_status bind_locked(cg_jit *jit, const char *name, void *addr)
+{
+    for (size_t i = 0; i < jit->nbindings; i++) {
+        if (strcmp(jit->bindings[i].name, name) != 0) continue;
+        if (jit->bindings[i].addr == addr) return STO_OK;
+        return sto_error(STO_INTERNAL_ERROR,
+                         "codegen: runtime symbol %s is already bound to another address", name);
+    }
+    if (jit->nbindings == jit->capbindings) {
+        size_t cap = jit->capbindings ? jit->capbindings * 2 : 32;
+        binding *b = realloc(jit->bindings, cap * sizeof(*b));
+        if (!b) return sto_error_oom();
+        jit->bindings = b;
+        jit->capbindings = cap;
+    }
+    size_t len = strlen(name) + 1;
+    char *copy = malloc(len);
+    if (!copy) return sto_error_oom();
+    memcpy(copy, name, len);
+
+    LLVMOrcCSymbolMapPair pair = {
+        .Name = LLVMOrcLLJITMangleAndIntern(jit->lljit, name), /* owned by the MU */
+        .Sym = {.Address = (LLVMOrcExecutorAddress)(uintptr_t)addr,
+                .Flags = {.GenericFlags =
+                              LLVMJITSymbolGenericFlagsExported | LLVMJITSymbolGenericFlagsCallable,
+                          .TargetFlags = 0}},
+    };
+    LLVMOrcMaterializationUnitRef mu = LLVMOrcAbsoluteSymbols(&pair, 1);
+    LLVMErrorRef err = LLVMOrcJITDylibDefine(jit->main, mu);
+    if (err) {
+        LLVMOrcDisposeMaterializationUnit(mu);
+        free(copy);
+        return sto_status_wrap(cg_llvm_error(err, "defining the symbol"), "codegen: cannot bind %s",
+                               name);
+    }
+    jit->bindings[jit->nbindings++] = (binding){copy, addr};
+    return STO_OK;
+}
+
+sto_status cg_jit_bind(cg_jit *jit, const char *name, void *addr)
+{
+    pthread_mutex_lock(&jit->lock);
+    sto_status st = bind_locked(jit, name, addr);
+    pthread_mutex_unlock(&jit->lock);
+    return st;
+}
+
+/* --- compiling ---------------------------------------------------------- */
+
+static unsigned count_instructions(LLVMModuleRef mod)
+{
+    unsigned n = 0;
+    for (LLVMValueRef fn = LLVMGetFirstFunction(mod); fn; fn = LLVMGetNextFunction(fn))
+        for (LLVMBasicBlockRef bb = LLVMGetFirstBasicBlock(fn); bb; bb = LLVMGetNextBasicBlock(bb))
+            for (LLVMValueRef in = LLVMGetFirstInstruction(bb); in; in = LLVMGetNextInstruction(in))
+                n++;
+    return n;
+}
+
+/* The new code object with the module's function names copied (the module
+ * is gone once its object code exists). */
+static sto_status new_code(cg_jit *jit, const cg_module *m, cg_code **out)
+{
+    unsigned n = cg_module_fn_count(m);
+    size_t bytes = 0;
+    for (unsigned i = 0; i < n; i++)
+        bytes += strlen(cg_module_fn_name(m, i)) + 1;
+    cg_code *code = calloc(1, sizeof(*code));
+    if (!code) return sto_error_oom();
+    code->fns = calloc(n ? n : 1, sizeof(*code->fns));
+    code->names = malloc(bytes ? bytes : 1);
+    if (!code->fns || !code->names) {
+        free(code->fns);
+        free(code->names);
+        free(code);
+        return sto_error_oom();
+    }
+    code->jit = jit;
+    code->nfns = n;
+    char *p = code->names;
+    for (unsigned i = 0; i < n; i++) {
+        size_t len = strlen(cg_module_fn_name(m, i)) + 1;
+        memcpy(p, cg_module_fn_name(m, i), len);
+        code->fns[i].name = p;
+        p += len;
+    }
+    *out = code;
+    return STO_OK;
+}
+
+static void free_code_memory(cg_code *code)
+{
+    free(code->fns);
+    free(code->names);
+    free(code);
+}
+
+/* IR → object code: verify, passes, code generation. */
+static sto_status emit_object(cg_jit *jit, cg_module *m, cg_mode mode, cg_compile_stats *stats,
+                              LLVMMemoryBufferRef *obj)
+{
+    LLVMModuleRef mod = cg_module_llvm(m);
+    int64_t t0 = cg_clock_us();
+    char *msg = NULL;
+    if (LLVMVerifyModule(mod, LLVMReturnStatusAction, &msg)) {
+        sto_status st = sto_error(STO_INTERNAL_ERROR, "codegen: invalid IR: %s", msg);
+        LLVMDisposeMessage(msg);
+        return st;
+    }
+    LLVMDisposeMessage(msg);
+    msg = NULL;
+    int64_t t1 = cg_clock_us();
+    stats->verify_us = t1 - t0;
+
+    LLVMTargetMachineRef tm = acquire_tm(jit, mode);
+    if (!tm) return sto_error(STO_INTERNAL_ERROR, "codegen: cannot create a target machine");
+    sto_status st = cg_run_passes(mod, tm, mode, &stats->optimize_us);
+    int64_t t2 = cg_clock_us();
+    if (!st && LLVMTargetMachineEmitToMemoryBuffer(tm, mod, LLVMObjectFile, &msg, obj)) {
+        st = sto_error(STO_INTERNAL_ERROR, "codegen: code generation failed: %s", msg ? msg : "");
+        *obj = NULL;
+    }
+    LLVMDisposeMessage(msg);
+    release_tm(jit, mode, tm);
+    stats->codegen_us = cg_clock_us() - t2;
+    if (*obj) stats->object_bytes = LLVMGetBufferSize(*obj);
+    return st;
+}
+
+/* Binds the module's helpers before its object is linked against them. */
+static sto_status bind_externs(cg_jit *jit, const cg_module *m)
+{
+    sto_status st = STO_OK;
+    pthread_mutex_lock(&jit->lock);
+    for (unsigned i = 0; !st && i < cg_module_extern_count(m); i++)
+        st = bind_locked(jit, cg_module_extern_name(m, i), cg_module_extern_addr(m, i));
+    pthread_mutex_unlock(&jit->lock);
+    return st;
+}
+
+/* Adds the object under a tracker of its own and looks up (which links) the
+ * module's functions. Takes over obj. */
+static sto_status link_object(cg_jit *jit, const cg_module *m, LLVMMemoryBufferRef obj,
+                              cg_code *code)
+{
+    code->tracker = LLVMOrcJITDylibCreateResourceTracker(jit->main);
+    LLVMErrorRef err = LLVMOrcLLJITAddObjectFileWithRT(jit->lljit, code->tracker, obj);
+    if (err) return cg_llvm_error(err, "codegen: cannot add object code");
+    for (unsigned i = 0; i < code->nfns; i++) {
+        LLVMOrcExecutorAddress addr = 0;
+        err = LLVMOrcLLJITLookup(jit->lljit, &addr, cg_module_fn_symbol(m, i));
+        if (err) {
+            char detail[sizeof(jit->session_error)];
+            pthread_mutex_lock(&jit->error_lock);
+            memcpy(detail, jit->session_error, sizeof(detail));
+            pthread_mutex_unlock(&jit->error_lock);
+            return sto_status_wrap(cg_llvm_error(err, detail),
+                                   "codegen: cannot link generated code");
+        }
+        code->fns[i].addr = (void *)(uintptr_t)addr;
+    }
+    return STO_OK;
+}
+
+/* Drops a code object's tracker: its machine code, data and symbols. */
+static sto_status remove_tracker(cg_jit *jit, LLVMOrcResourceTrackerRef tracker)
+{
+    if (!tracker) return STO_OK;
+    LLVMErrorRef err = LLVMOrcResourceTrackerRemove(tracker);
+    LLVMOrcReleaseResourceTracker(tracker);
+    if (atomic_fetch_add(&jit->freed, 1) % CLEAR_DEAD_SYMBOLS_EVERY == CLEAR_DEAD_SYMBOLS_EVERY - 1)
+        LLVMOrcSymbolStringPoolClearDeadEntries(LLVMOrcExecutionSessionGetSymbolStringPool(
+            LLVMOrcLLJITGetExecutionSession(jit->lljit)));
+    return err ? cg_llvm_error(err, "codegen: cannot free generated code") : STO_OK;
+}
+
+sto_status cg_jit_compile(cg_jit *jit, cg_module *m, cg_mode mode, cg_code **out)
+{
+    *out = NULL;
+    if (cg_module_jit(m) != jit) {
+        cg_module_destroy(m);
+        return sto_error(STO_INTERNAL_ERROR, "codegen: module was built for another JIT");
+    }
+    int64_t start = cg_clock_us();
+    cg_code *code = NULL;
+    sto_status st = new_code(jit, m, &code);
+    if (st) {
+        cg_module_destroy(m);
+        return st;
+    }
+    code->stats.mode = mode;
+    code->stats.ir_instructions = count_instructions(cg_module_llvm(m));
+
+    LLVMMemoryBufferRef obj = NULL;
+    st = emit_object(jit, m, mode, &code->stats, &obj);
+    /* The IR is not needed any more: free its context before linking. */
+    cg_module_drop_ir(m);
+    if (!st) st = bind_externs(jit, m);
+    int64_t t_link = cg_clock_us();
+    if (!st) {
+        st = link_object(jit, m, obj, code);
+        obj = NULL;
+    }
+    code->stats.link_us = cg_clock_us() - t_link;
+    if (obj) LLVMDisposeMemoryBuffer(obj);
+    cg_module_destroy(m);
+    if (st) {
+        sto_status_free(remove_tracker(jit, code->tracker));
+        free_code_memory(code);
+        return st;
+    }
+    code->stats.total_us = cg_clock_us() - start;
+    atomic_fetch_add(&jit->live_code, 1);
+    atomic_fetch_add(&jit->compiled, 1);
+    *out = code;
+    return STO_OK;
+}
+
+void *cg_code_fn(const cg_code *code, const char *name)
+{
+    for (unsigned i = 0; i < code->nfns; i++)
+        if (strcmp(code->fns[i].name, name) == 0) return code->fns[i].addr;
+    return NULL;
+}
+
+const cg_compile_stats *cg_code_stats(const cg_code *code)
+{
+    return &code->stats;
+}
+
+sto_status cg_code_free(cg_code *code)
+{
+    if (!code) return STO_OK;
+    cg_jit *jit = code->jit;
+    sto_status st = remove_tracker(jit, code->tracker);
+    free_code_memory(code);
+    atomic_fetch_sub(&jit->live_code, 1);
+    return st;
+}

@@ -1,0 +1,233 @@
+/*
+ * rt_str.c — string helpers behind generated expressions: comparison and
+ * hashing of long strings, substring search, the general LIKE matcher, and
+ * the functions that build new strings (||, UPPER/LOWER, SUBSTRING, casts
+ * that shorten).
+ */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE /* memmem */
+#endif
+#include <string.h>
+
+#include "codegen/rt.h"
+
+/* A string result of len bytes at p: inline when short, else p itself
+ * (which must outlive the result). */
+static sto_str make_ref(const char *p, uint32_t len)
+{
+    return sto_str_make(p, len);
+}
+
+/* A new string of len bytes whose bytes are written into *bytes; long ones
+ * get space in the arena. */
+static int32_t new_str(cg_error *err, cg_rt_strings *arena, uint32_t len, sto_str *out,
+                       char **bytes)
+{
+    memset(out, 0, sizeof(*out));
+    out->len = len;
+    if (len <= STO_STR_INLINE_MAX) {
+        *bytes = out->prefix;
+        return CG_ERR_NONE;
+    }
+    char *p = cg_rt_strings_alloc(arena, len);
+    if (!p) {
+        err->detail = sto_error_oom();
+        return CG_ERR_RUNTIME;
+    }
+    out->u.ptr = p;
+    *bytes = p;
+    return CG_ERR_NONE;
+}
+
+/* Long strings repeat their first bytes in prefix; call after filling. */
+static void finish_str(sto_str *s)
+{
+    if (s->len > STO_STR_INLINE_MAX) memcpy(s->prefix, s->u.ptr, 4);
+}
+
+int32_t cg_rt_str_cmp(const sto_str *a, const sto_str *b)
+{
+    int c = sto_str_cmp(a, b);
+    return (c > 0) - (c < 0);
+}
+
+int32_t cg_rt_mem_eq(const char *a, const char *b, uint64_t n)
+{
+    return memcmp(a, b, n) == 0;
+}
+
+int64_t cg_rt_find(const char *hay, uint64_t hay_len, const char *needle, uint64_t needle_len)
+{
+    if (needle_len == 0) return 0;
+    const char *p = memmem(hay, hay_len, needle, needle_len);
+    return p ? p - hay : -1;
+}
+
+/* Word by word with a multiply-xorshift step; the generated code finishes
+ * the hash with its own mixing, so this only needs to spread the bytes. */
+uint64_t cg_rt_hash_bytes(const char *p, uint64_t len)
+{
+    uint64_t h = 0x243F6A8885A308D3ull ^ len;
+    uint64_t i = 0;
+    for (; i + 8 <= len; i += 8) {
+        uint64_t w;
+        memcpy(&w, p + i, 8);
+        h = (h ^ w) * 0x9E3779B97F4A7C15ull;
+        h ^= h >> 32;
+    }
+    if (i < len) {
+        uint64_t w = 0;
+        memcpy(&w, p + i, len - i);
+        h = (h ^ w) * 0x9E3779B97F4A7C15ull;
+        h ^= h >> 32;
+    }
+    return h;
+}
+
+/* --- LIKE -------------------------------------------------------------------- */
+
+static uint8_t fold(uint8_t c, bool ci)
+{
+    return ci && c >= 'A' && c <= 'Z' ? (uint8_t)(c - 'A' + 'a') : c;
+}
+
+/* Matching with one backtrack point: after a '%', a mismatch retries the
+ * rest of the pattern one byte further on. That suffices because '%' and
+ * '_' have no structure (a later '%' only ever needs the leftmost match of
+ * what precedes it). esc < 0: no escape character. */
+static bool like_match(const uint8_t *s, size_t n, const uint8_t *p, size_t m, int esc, bool ci)
+{
+    size_t si = 0, pi = 0, star_p = SIZE_MAX, star_s = 0;
+    while (si < n) {
+        if (pi < m) {
+            uint8_t c = p[pi];
+            size_t step = 1;
+            bool any = false;
+            if (esc >= 0 && c == esc) {
+                c = p[pi + 1];
+                step = 2;
+            } else if (c == '%') {
+                star_p = ++pi;
+                star_s = si;
+                continue;
+            } else if (c == '_') {
+                any = true;
+            }
+            if (any || fold(c, ci) == fold(s[si], ci)) {
+                pi += step;
+                si++;
+                continue;
+            }
+        }
+        if (star_p == SIZE_MAX) return false;
+        pi = star_p;
+        si = ++star_s;
+    }
+    while (pi < m && p[pi] == '%' && !(esc >= 0 && p[pi] == esc))
+        pi++;
+    return pi == m;
+}
+
+int32_t cg_rt_like(cg_error *err, const sto_str *s, const sto_str *pattern, const sto_str *escape,
+                   int32_t case_insensitive, uint8_t *out)
+{
+    int esc = '\\';
+    if (escape) {
+        if (escape->len > 1) {
+            err->detail = sto_error(STO_INVALID_ESCAPE_SEQUENCE, "invalid escape string");
+            return CG_ERR_RUNTIME;
+        }
+        esc = escape->len ? (uint8_t)sto_str_data(escape)[0] : -1;
+    }
+    const uint8_t *p = (const uint8_t *)sto_str_data(pattern);
+    size_t m = pattern->len;
+    for (size_t i = 0; esc >= 0 && i < m; i++) {
+        if (p[i] != esc) continue;
+        if (i + 1 == m) {
+            err->detail = sto_error(STO_INVALID_ESCAPE_SEQUENCE,
+                                    "LIKE pattern must not end with escape character");
+            return CG_ERR_RUNTIME;
+        }
+        i++;
+    }
+    *out = like_match((const uint8_t *)sto_str_data(s), s->len, p, m, esc, case_insensitive != 0);
+    return CG_ERR_NONE;
+}
+
+/* --- new strings --------------------------------------------------------------- */
+
+int32_t cg_rt_substr(cg_error *err, const sto_str *s, int64_t start, int64_t count,
+                     int32_t has_count, sto_str *out)
+{
+    if (has_count && count < 0) {
+        err->detail = sto_error(STO_DATA_EXCEPTION, "negative substring length not allowed");
+        return CG_ERR_RUNTIME;
+    }
+    /* 1-based [first, end): characters before 1 count against the length */
+    int64_t first = start < 1 ? 1 : start;
+    int64_t end = has_count ? start + count : INT64_MAX;
+    if (end > (int64_t)s->len + 1) end = (int64_t)s->len + 1;
+    if (first >= end) {
+        memset(out, 0, sizeof(*out));
+        return CG_ERR_NONE;
+    }
+    *out = make_ref(sto_str_data(s) + (first - 1), (uint32_t)(end - first));
+    return CG_ERR_NONE;
+}
+
+int32_t cg_rt_concat(cg_error *err, cg_rt_strings *arena, const sto_str *a, const sto_str *b,
+                     sto_str *out)
+{
+    uint64_t len = (uint64_t)a->len + b->len;
+    if (len > 0x3FFFFFFF) {
+        err->detail = sto_error(STO_DATA_EXCEPTION, "string of %llu bytes is too long",
+                                (unsigned long long)len);
+        return CG_ERR_RUNTIME;
+    }
+    char *p;
+    sto_str r;
+    int32_t kind = new_str(err, arena, (uint32_t)len, &r, &p);
+    if (kind) return kind;
+    memcpy(p, sto_str_data(a), a->len);
+    memcpy(p + a->len, sto_str_data(b), b->len);
+    finish_str(&r);
+    *out = r;
+    return CG_ERR_NONE;
+}
+
+int32_t cg_rt_change_case(cg_error *err, cg_rt_strings *arena, const sto_str *s, int32_t upper,
+                          sto_str *out)
+{
+    char *p;
+    sto_str r;
+    int32_t kind = new_str(err, arena, s->len, &r, &p);
+    if (kind) return kind;
+    const char *in = sto_str_data(s);
+    for (uint32_t i = 0; i < s->len; i++) {
+        char c = in[i];
+        if (upper && c >= 'a' && c <= 'z') c = (char)(c - 'a' + 'A');
+        if (!upper && c >= 'A' && c <= 'Z') c = (char)(c - 'A' + 'a');
+        p[i] = c;
+    }
+    finish_str(&r);
+    *out = r;
+    return CG_ERR_NONE;
+}
+
+void cg_rt_str_truncate(const sto_str *s, uint32_t max_chars, int32_t is_char, sto_str *out)
+{
+    const char *p = sto_str_data(s);
+    uint32_t len = s->len, chars = 0, i = 0;
+    if (max_chars) {
+        for (; i < len; i++) {
+            if (((uint8_t)p[i] & 0xC0) == 0x80) continue; /* UTF-8 continuation */
+            if (chars == max_chars) break;
+            chars++;
+        }
+        len = i;
+    }
+    if (is_char)
+        while (len > 0 && p[len - 1] == ' ')
+            len--;
+    *out = make_ref(p, len);
+}

@@ -1,0 +1,121 @@
+/*
+ * call_dbgen.c — CALL dbgen(sf = X): the TPC-H tables, generated in memory.
+ *
+ * The eight tables get the schema of dbgen's DDL (embedded, parsed by the
+ * ordinary parser), are filled by the TPC-H generator with all of the
+ * session's threads, persisted when the instance has a directory, and only
+ * then replace any tables of the same names in the catalog.
+ */
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "engine/exec_stmt.h"
+#include "engine/literal.h"
+#include "engine/persist.h"
+#include "sql/parse.h"
+#include "tpch/gen.h"
+#include "tpch/gen_table.h"
+
+#define NTABLES 8
+
+/* The scale factor from CALL dbgen(sf = X) or CALL dbgen(X). */
+static sto_status scale_factor(const sql_stmt *stmt, double *sf)
+{
+    const sql_option_list *args = &stmt->call.args;
+    const sql_option *found = NULL;
+    for (int i = 0; i < args->count; i++) {
+        const sql_option *a = args->items[i];
+        if (!a->name ? i == 0 : strcasecmp(a->name, "sf") == 0)
+            found = a;
+        else
+            return sto_error_at(STO_UNDEFINED_FUNCTION, a->pos,
+                                "dbgen has no argument \"%s\" (it takes sf)",
+                                a->name ? a->name : "?");
+    }
+    if (!found || !found->value)
+        return sto_error_at(STO_UNDEFINED_FUNCTION, stmt->pos,
+                            "dbgen needs a scale factor: CALL dbgen(sf = 0.1)");
+    eng_const c;
+    STO_TRY(eng_const_eval(found->value, &c));
+    sto_value v;
+    STO_TRY(eng_const_assign(&c, sto_type_make(STO_TYPE_DOUBLE), "sf", &v));
+    *sf = v.v.f64;
+    sto_status st = tpch_scale_check(*sf);
+    if (st && !st->position) st->position = found->value->pos;
+    return st;
+}
+
+/* Empty tables with the TPC-H schema, in schema.sql's order. */
+static sto_status make_tables(const char *names[NTABLES], sto_table *tables[NTABLES],
+                              sql_arena *arena)
+{
+    sql_stmt_list *stmts;
+    STO_TRY(sql_parse(arena, eng_tpch_schema_sql, &stmts));
+    if (stmts->count != NTABLES)
+        return sto_error(STO_INTERNAL_ERROR, "embedded TPC-H schema has %d tables", stmts->count);
+    for (int i = 0; i < NTABLES; i++) {
+        const sql_stmt *s = stmts->items[i];
+        sto_schema *schema;
+        STO_TRY(
+            eng_schema_from_defs(&s->create_table.columns, &s->create_table.primary_key, &schema));
+        sto_status st = sto_table_new(schema, &tables[i]);
+        sto_schema_free(schema);
+        if (st) return st;
+        names[i] = s->create_table.name;
+    }
+    return STO_OK;
+}
+
+/* Fills the tables with the generator's rows, all eight in one call so
+ * the generator can spread every table over the threads. */
+static sto_status generate(double sf, int threads, const char *names[NTABLES],
+                           sto_table *tables[NTABLES])
+{
+    sto_table *targets[TPCH_TABLE_COUNT] = {0};
+    for (int i = 0; i < NTABLES; i++) {
+        tpch_table_id id;
+        if (!tpch_table_by_name(names[i], &id))
+            return sto_error(STO_INTERNAL_ERROR, "\"%s\" is not a TPC-H table", names[i]);
+        targets[id] = tables[i];
+    }
+    tpch_gen *g;
+    STO_TRY(tpch_gen_create(sf, threads, &g));
+    sto_status st = tpch_gen_tables(g, TPCH_ALL_TABLES, 1, 1, threads, targets);
+    tpch_gen_free(g);
+    return st;
+}
+
+sto_status eng_call_dbgen(eng_stmt_ctx *ctx, const sql_stmt *stmt, eng_result **out)
+{
+    double sf = 0;
+    STO_TRY(scale_factor(stmt, &sf));
+    sql_arena *arena = sql_arena_create();
+    if (!arena) return sto_error_oom();
+    const char *names[NTABLES] = {0};
+    sto_table *tables[NTABLES] = {0};
+    sto_status st = make_tables(names, tables, arena);
+    if (!st) st = generate(sf, ctx->session->settings.threads, names, tables);
+    if (!st && eng_session_canceled(ctx->session)) st = eng_canceled_error();
+    if (!st) {
+        eng_catalog *c = ctx->session->db->catalog;
+        eng_catalog_write_lock(c);
+        for (int i = 0; !st && i < NTABLES; i++)
+            if (eng_catalog_view(c, names[i]))
+                st = sto_error_at(STO_DUPLICATE_TABLE, stmt->pos,
+                                  "relation \"%s\" already exists as a view", names[i]);
+        if (!st)
+            st = eng_persist_tables(ctx->session->db->dir, c, NULL, NTABLES, names,
+                                    (sto_table *const *)tables);
+        for (int i = 0; !st && i < NTABLES; i++) {
+            st = eng_catalog_replace_table(c, names[i], tables[i], stmt->pos);
+            if (!st) tables[i] = NULL;
+        }
+        eng_catalog_unlock(c);
+    }
+    for (int i = 0; i < NTABLES; i++)
+        sto_table_free(tables[i]);
+    sql_arena_destroy(arena);
+    if (st) return st;
+    return eng_result_new_tag(out, "CALL");
+}

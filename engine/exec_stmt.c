@@ -1,0 +1,638 @@
+/*
+ * exec_stmt.c — one statement, dispatched on its kind.
+ *
+ * Statements that change the catalog or data follow one pattern, so a
+ * failure never leaves memory and disk disagreeing:
+ *   1. take the catalog's write lock and check names;
+ *   2. build the new state beside the old (a new table, rows appended to a
+ *      table whose previous row count is remembered);
+ *   3. persist the new state to the instance's directory (engine/persist.h);
+ *   4. only then publish it in the catalog — or, when 3 failed, undo 2.
+ * Queries are the executor's; exec_query is where it plugs in.
+ */
+#include "engine/exec_stmt.h"
+
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "engine/literal.h"
+#include "engine/persist.h"
+#include "sql/bind.h"
+#include "storage/loader.h"
+#include "storage/writer.h"
+
+/* The instance's catalog and directory for this statement. */
+static eng_catalog *catalog_of(eng_stmt_ctx *ctx)
+{
+    return ctx->session->db->catalog;
+}
+static const char *dir_of(eng_stmt_ctx *ctx)
+{
+    return ctx->session->db->dir;
+}
+
+/* Puts a position on an error that has none. */
+static sto_status at(sto_status st, int pos)
+{
+    if (st && !st->position && st != sto_error_oom()) st->position = pos;
+    return st;
+}
+
+/* --- queries ---------------------------------------------------------------------- */
+
+/* Binds a query against the catalog (names, types: the errors a user can
+ * act on come from here). Caller holds the catalog lock. */
+static sto_status bind(eng_stmt_ctx *ctx, const sql_query *query, sql_arena *arena, sql_plan **plan)
+{
+    sql_catalog iface = eng_catalog_iface(catalog_of(ctx));
+    return sql_bind_query(arena, &iface, query, plan);
+}
+
+/* Every statement that runs a query ends here: the query is bound under the
+ * catalog's read lock, and the executor takes the plan from there
+ * (optimizer → physical pipelines → result chunks). Until it exists, a bound
+ * query fails with 0A000 naming the statement. */
+static sto_status exec_query(eng_stmt_ctx *ctx, const sql_stmt *stmt, const char *what,
+                             const sql_query *query, eng_result **out)
+{
+    (void)out;
+    if (query) {
+        sql_arena *arena = sql_arena_create();
+        if (!arena) return sto_error_oom();
+        sql_plan *plan = NULL;
+        eng_catalog_read_lock(catalog_of(ctx));
+        sto_status st = bind(ctx, query, arena, &plan);
+        eng_catalog_unlock(catalog_of(ctx));
+        sql_arena_destroy(arena);
+        if (st) return st;
+    }
+    return sto_error_at(STO_FEATURE_NOT_SUPPORTED, stmt->pos,
+                        "%s is not executable yet: the query executor (optimizer, compiled "
+                        "pipelines) is not built",
+                        what);
+}
+
+/* --- CREATE / DROP TABLE -------------------------------------------------------------- */
+
+sto_status eng_schema_from_defs(const sql_column_def_list *cols, const sql_ident_list *pk,
+                                sto_schema **out)
+{
+    int n = cols->count;
+    const char **names = calloc(n ? (size_t)n : 1, sizeof(*names));
+    sto_type *types = calloc(n ? (size_t)n : 1, sizeof(*types));
+    bool *not_null = calloc(n ? (size_t)n : 1, sizeof(*not_null));
+    sto_status st = STO_OK;
+    if (!names || !types || !not_null) {
+        st = sto_error_oom();
+        goto out;
+    }
+    for (int i = 0; i < n; i++) {
+        const sql_column_def *c = cols->items[i];
+        names[i] = c->name;
+        types[i] = c->type;
+        not_null[i] = c->not_null || c->primary_key;
+        for (int j = 0; j < i; j++) {
+            if (strcasecmp(names[j], c->name) == 0) {
+                st = sto_error_at(STO_DUPLICATE_COLUMN, c->pos,
+                                  "column \"%s\" specified more than once", c->name);
+                goto out;
+            }
+        }
+    }
+    for (int k = 0; pk && k < pk->count; k++) {
+        int found = -1;
+        for (int i = 0; i < n; i++)
+            if (strcasecmp(names[i], pk->items[k]->name) == 0) found = i;
+        if (found < 0) {
+            st = sto_error_at(STO_UNDEFINED_COLUMN, pk->items[k]->pos,
+                              "column \"%s\" named in key does not exist", pk->items[k]->name);
+            goto out;
+        }
+        not_null[found] = true;
+    }
+    st = sto_schema_new((uint32_t)n, names, types, not_null, out);
+    if (st && n) st = at(st, cols->items[0]->pos);
+out:
+    free(names);
+    free(types);
+    free(not_null);
+    return st;
+}
+
+static bool name_taken(eng_catalog *c, const char *name)
+{
+    return eng_catalog_table(c, name) || eng_catalog_view(c, name);
+}
+
+static sto_status exec_create_table(eng_stmt_ctx *ctx, const sql_stmt *stmt, eng_result **out)
+{
+    if (stmt->create_table.query)
+        return exec_query(ctx, stmt, "CREATE TABLE AS", stmt->create_table.query, out);
+    const char *name = stmt->create_table.name;
+    int pos = stmt->create_table.name_pos;
+    sto_schema *schema = NULL;
+    sto_table *t = NULL;
+    STO_TRY(eng_schema_from_defs(&stmt->create_table.columns, &stmt->create_table.primary_key,
+                                 &schema));
+    sto_status st = sto_table_new(schema, &t);
+    sto_schema_free(schema);
+    if (st) return st;
+
+    eng_catalog *c = catalog_of(ctx);
+    eng_catalog_write_lock(c);
+    if (name_taken(c, name)) {
+        if (!stmt->create_table.if_not_exists)
+            st = sto_error_at(STO_DUPLICATE_TABLE, pos, "relation \"%s\" already exists", name);
+        goto out;
+    }
+    st = eng_persist_tables(dir_of(ctx), c, NULL, 1, &name, &t);
+    if (!st) st = eng_catalog_create_table(c, name, t, false, pos, NULL);
+    if (!st) t = NULL; /* the catalog's now */
+out:
+    eng_catalog_unlock(c);
+    sto_table_free(t);
+    if (st) return st;
+    return eng_result_new_tag(out, "CREATE TABLE");
+}
+
+static sto_status exec_drop_table(eng_stmt_ctx *ctx, const sql_stmt *stmt, eng_result **out)
+{
+    const char *name = stmt->drop.name;
+    eng_catalog *c = catalog_of(ctx);
+    sto_status st = STO_OK;
+    eng_catalog_write_lock(c);
+    if (eng_catalog_table(c, name)) {
+        st = eng_persist_tables(dir_of(ctx), c, name, 0, NULL, NULL);
+        if (!st) st = eng_catalog_drop_table(c, name, false, stmt->drop.name_pos, NULL);
+    } else {
+        /* Missing, or a view: the catalog words the error (or IF EXISTS). */
+        st = eng_catalog_drop_table(c, name, stmt->drop.if_exists, stmt->drop.name_pos, NULL);
+    }
+    eng_catalog_unlock(c);
+    if (st) return st;
+    return eng_result_new_tag(out, "DROP TABLE");
+}
+
+/* --- CREATE / DROP VIEW ----------------------------------------------------------------- */
+
+static sto_status exec_create_view(eng_stmt_ctx *ctx, const sql_stmt *stmt, eng_result **out)
+{
+    const char *name = stmt->create_view.name;
+    const sql_ident_list *cols = &stmt->create_view.columns;
+    const char **names = calloc(cols->count ? (size_t)cols->count : 1, sizeof(*names));
+    if (!names) return sto_error_oom();
+    for (int i = 0; i < cols->count; i++)
+        names[i] = cols->items[i]->name;
+    /* Checking the query needs the binder; until then the text is stored as
+     * written and checked when the view is used. */
+    const char *text = stmt->create_view.query_text;
+    eng_catalog *c = catalog_of(ctx);
+    eng_catalog_write_lock(c);
+    sto_status st = eng_catalog_create_view(c, name, text ? text : "", (uint32_t)cols->count, names,
+                                            stmt->create_view.name_pos);
+    if (!st) {
+        st = eng_persist_views(dir_of(ctx), c, NULL);
+        if (st) eng_catalog_drop_view(c, name, true, 0, NULL);
+    }
+    eng_catalog_unlock(c);
+    sql_arena_destroy(arena);
+    free(names);
+    if (st) return st;
+    return eng_result_new_tag(out, "CREATE VIEW");
+}
+
+static sto_status exec_drop_view(eng_stmt_ctx *ctx, const sql_stmt *stmt, eng_result **out)
+{
+    const char *name = stmt->drop.name;
+    eng_catalog *c = catalog_of(ctx);
+    sto_status st = STO_OK;
+    eng_catalog_write_lock(c);
+    if (eng_catalog_view(c, name)) st = eng_persist_views(dir_of(ctx), c, name);
+    if (!st) st = eng_catalog_drop_view(c, name, stmt->drop.if_exists, stmt->drop.name_pos, NULL);
+    eng_catalog_unlock(c);
+    if (st) return st;
+    return eng_result_new_tag(out, "DROP VIEW");
+}
+
+/* --- COPY ------------------------------------------------------------------------------ */
+
+/* An option value that means yes/no (HEADER, HEADER true, HEADER 0). */
+static sto_status option_bool(const sql_option *o, bool *out)
+{
+    if (!o->value) {
+        *out = true;
+        return STO_OK;
+    }
+    eng_const c;
+    STO_TRY(eng_const_eval(o->value, &c));
+    sto_value v;
+    sto_status st = eng_const_assign(&c, sto_type_make(STO_TYPE_BOOLEAN), NULL, &v);
+    if (st && c.kind == ENG_CONST_INT && (c.i == 0 || c.i == 1)) {
+        sto_status_free(st);
+        *out = c.i == 1;
+        return STO_OK;
+    }
+    if (st) {
+        sto_status_free(st);
+        return sto_error_at(STO_INVALID_PARAMETER_VALUE, o->pos, "%s requires a Boolean value",
+                            o->name);
+    }
+    *out = v.v.i64 != 0;
+    return STO_OK;
+}
+
+/* An option value as text into buf (DELIMITER '|', FORMAT csv). */
+static sto_status option_text(const sql_option *o, char *buf, size_t size)
+{
+    if (!o->value)
+        return sto_error_at(STO_SYNTAX_ERROR, o->pos, "option \"%s\" needs a value", o->name);
+    eng_const c;
+    STO_TRY(eng_const_eval(o->value, &c));
+    eng_const_text(&c, buf, size);
+    return STO_OK;
+}
+
+static bool ends_with(const char *s, const char *suffix)
+{
+    size_t n = strlen(s), m = strlen(suffix);
+    return n >= m && strcasecmp(s + n - m, suffix) == 0;
+}
+
+/* The text format of a COPY: FORMAT csv|text|tbl, DELIMITER, HEADER. Without
+ * FORMAT a file named *.tbl is read as dbgen's format, others as text. */
+static sto_status copy_format(const sql_stmt *stmt, sto_text_format *fmt)
+{
+    enum { TEXT, CSV, TBL } kind = ends_with(stmt->copy.file, ".tbl") ? TBL : TEXT;
+    int delimiter = -1;
+    bool header = false;
+    const sql_option_list *opts = &stmt->copy.options;
+    for (int i = 0; i < opts->count; i++) {
+        const sql_option *o = opts->items[i];
+        char buf[32];
+        if (strcasecmp(o->name, "format") == 0) {
+            STO_TRY(option_text(o, buf, sizeof(buf)));
+            if (strcasecmp(buf, "csv") == 0) {
+                kind = CSV;
+            } else if (strcasecmp(buf, "text") == 0) {
+                kind = TEXT;
+            } else if (strcasecmp(buf, "tbl") == 0) {
+                kind = TBL;
+            } else {
+                return sto_error_at(STO_INVALID_PARAMETER_VALUE, o->pos,
+                                    "COPY format \"%s\" not recognized (csv, text or tbl)", buf);
+            }
+        } else if (strcasecmp(o->name, "delimiter") == 0) {
+            STO_TRY(option_text(o, buf, sizeof(buf)));
+            if (strlen(buf) != 1 || buf[0] == '\n' || buf[0] == '\r' || buf[0] == '"')
+                return sto_error_at(STO_INVALID_PARAMETER_VALUE, o->pos,
+                                    "COPY delimiter must be a single one-byte character");
+            delimiter = (unsigned char)buf[0];
+        } else if (strcasecmp(o->name, "header") == 0) {
+            STO_TRY(option_bool(o, &header));
+        } else {
+            return sto_error_at(STO_SYNTAX_ERROR, o->pos, "COPY option \"%s\" not recognized",
+                                o->name);
+        }
+    }
+    if (kind == CSV) {
+        *fmt = sto_text_format_csv(header);
+    } else if (kind == TBL) {
+        *fmt = sto_text_format_tbl();
+        fmt->header = header;
+    } else {
+        sto_text_format text = {'\t', header, false, false};
+        *fmt = text;
+    }
+    if (delimiter >= 0) fmt->delimiter = (char)delimiter;
+    return STO_OK;
+}
+
+static sto_status copy_check(const sql_stmt *stmt, const sto_table *t)
+{
+    if (!stmt->copy.file)
+        return sto_error_at(STO_FEATURE_NOT_SUPPORTED, stmt->pos,
+                            "COPY needs a file name (STDIN/STDOUT are not supported)");
+    const sql_ident_list *cols = &stmt->copy.columns;
+    if (!cols->count) return STO_OK;
+    /* A column list is fine when it is exactly the table's columns in order. */
+    const sto_schema *s = sto_table_schema(t);
+    bool same = (uint32_t)cols->count == s->ncols;
+    for (int i = 0; same && i < cols->count; i++)
+        same = strcasecmp(cols->items[i]->name, s->cols[i].name) == 0;
+    if (!same)
+        return sto_error_at(STO_FEATURE_NOT_SUPPORTED, cols->items[0]->pos,
+                            "COPY with a column list other than all columns in order is not "
+                            "supported");
+    return STO_OK;
+}
+
+static sto_status missing_table(const char *name, int pos)
+{
+    return sto_error_at(STO_UNDEFINED_TABLE, pos, "relation \"%s\" does not exist", name);
+}
+
+static sto_status exec_copy_from(eng_stmt_ctx *ctx, const sql_stmt *stmt, eng_result **out)
+{
+    const char *name = stmt->copy.table;
+    eng_catalog *c = catalog_of(ctx);
+    sto_status st = STO_OK;
+    uint64_t loaded = 0;
+    eng_catalog_write_lock(c);
+    sto_table *t = eng_catalog_table(c, name);
+    if (!t) {
+        st = eng_catalog_view(c, name) ? sto_error_at(STO_WRONG_OBJECT_TYPE, stmt->copy.table_pos,
+                                                      "cannot copy to view \"%s\"", name)
+                                       : missing_table(name, stmt->copy.table_pos);
+        goto out;
+    }
+    st = copy_check(stmt, t);
+    sto_load_options opt = {0};
+    if (!st) st = copy_format(stmt, &opt.format);
+    if (st) goto out;
+    opt.threads = ctx->session->settings.threads;
+    uint64_t before = sto_table_rows(t);
+    st = sto_load_file(t, stmt->copy.file, &opt, &loaded);
+    if (st) goto out;
+    if (eng_session_canceled(ctx->session)) {
+        st = eng_canceled_error();
+    } else {
+        st = eng_persist_tables(dir_of(ctx), c, NULL, 0, NULL, NULL);
+    }
+    if (st) sto_table_truncate(t, before);
+out:
+    eng_catalog_unlock(c);
+    if (st) return st;
+    return eng_result_new_tag(out, "COPY %" PRIu64, loaded);
+}
+
+static sto_status exec_copy_to(eng_stmt_ctx *ctx, const sql_stmt *stmt, eng_result **out)
+{
+    if (!stmt->copy.table) return exec_query(ctx, stmt, "COPY (query) TO", stmt->copy.query, out);
+    const char *name = stmt->copy.table;
+    eng_catalog *c = catalog_of(ctx);
+    sto_status st = STO_OK;
+    uint64_t written = 0;
+    eng_catalog_read_lock(c);
+    sto_table *t = eng_catalog_table(c, name);
+    if (!t) {
+        st = eng_catalog_view(c, name)
+                 ? sto_error_at(STO_FEATURE_NOT_SUPPORTED, stmt->copy.table_pos,
+                                "COPY from a view is not supported: use COPY (SELECT ...) TO")
+                 : missing_table(name, stmt->copy.table_pos);
+        goto out;
+    }
+    st = copy_check(stmt, t);
+    sto_text_format fmt;
+    if (!st) st = copy_format(stmt, &fmt);
+    if (!st) st = sto_write_file(t, stmt->copy.file, &fmt, &written);
+out:
+    eng_catalog_unlock(c);
+    if (st) return st;
+    return eng_result_new_tag(out, "COPY %" PRIu64, written);
+}
+
+/* --- INSERT ... VALUES ------------------------------------------------------------------ */
+
+/* For each table column, the index of the VALUES expression that fills it,
+ * or -1 (NULL). */
+static sto_status insert_targets(const sql_stmt *stmt, const sto_schema *s, int width, int *map)
+{
+    const sql_ident_list *cols = &stmt->insert.columns;
+    for (uint32_t i = 0; i < s->ncols; i++)
+        map[i] = -1;
+    if (!cols->count) {
+        if ((uint32_t)width > s->ncols)
+            return sto_error_at(STO_SYNTAX_ERROR, stmt->pos,
+                                "INSERT has more expressions than target columns");
+        for (int i = 0; i < width; i++)
+            map[i] = i;
+        return STO_OK;
+    }
+    for (int k = 0; k < cols->count; k++) {
+        int i = sto_schema_find(s, cols->items[k]->name);
+        if (i < 0)
+            return sto_error_at(STO_UNDEFINED_COLUMN, cols->items[k]->pos,
+                                "column \"%s\" of relation \"%s\" does not exist",
+                                cols->items[k]->name, stmt->insert.table);
+        if (map[i] >= 0)
+            return sto_error_at(STO_DUPLICATE_COLUMN, cols->items[k]->pos,
+                                "column \"%s\" specified more than once", cols->items[k]->name);
+        map[i] = k;
+    }
+    if (width != cols->count)
+        return sto_error_at(STO_SYNTAX_ERROR, stmt->pos,
+                            width > cols->count
+                                ? "INSERT has more expressions than target columns"
+                                : "INSERT has more target columns than expressions");
+    return STO_OK;
+}
+
+/* Appends the VALUES rows through an appender (all rows or none). */
+static sto_status insert_rows(eng_stmt_ctx *ctx, const sql_stmt *stmt, sto_table *t,
+                              uint64_t *count)
+{
+    const sql_row_list *rows = &stmt->insert.query->values;
+    const sto_schema *s = sto_table_schema(t);
+    int width = rows->count ? rows->items[0]->count : 0;
+    int *map = calloc(s->ncols ? s->ncols : 1, sizeof(*map));
+    eng_const *consts = calloc(width ? (size_t)width : 1, sizeof(*consts));
+    sto_value *values = calloc(s->ncols ? s->ncols : 1, sizeof(*values));
+    sto_appender *app = NULL;
+    sto_status st = STO_OK;
+    if (!map || !consts || !values) {
+        st = sto_error_oom();
+        goto out;
+    }
+    st = insert_targets(stmt, s, width, map);
+    if (!st) st = sto_appender_new(t, &app);
+    for (int r = 0; !st && r < rows->count; r++) {
+        const sql_expr_list *row = rows->items[r];
+        if (row->count != width) {
+            st = sto_error_at(STO_SYNTAX_ERROR, row->count ? row->items[0]->pos : stmt->pos,
+                              "VALUES lists must all be the same length");
+            break;
+        }
+        for (int k = 0; !st && k < width; k++)
+            st = eng_const_eval(row->items[k], &consts[k]);
+        for (uint32_t i = 0; !st && i < s->ncols; i++) {
+            if (map[i] < 0) {
+                memset(&values[i], 0, sizeof(values[i]));
+                values[i].is_null = true;
+            } else {
+                st =
+                    eng_const_assign(&consts[map[i]], s->cols[i].type, s->cols[i].name, &values[i]);
+            }
+        }
+        if (!st) st = at(sto_appender_row(app, values), row->count ? row->items[0]->pos : 0);
+        if (!st && eng_session_canceled(ctx->session)) st = eng_canceled_error();
+    }
+    if (!st) st = sto_appender_commit(app);
+    if (!st) *count = (uint64_t)rows->count;
+out:
+    sto_appender_free(app);
+    free(map);
+    free(consts);
+    free(values);
+    return st;
+}
+
+static sto_status exec_insert(eng_stmt_ctx *ctx, const sql_stmt *stmt, eng_result **out)
+{
+    const sql_query *q = stmt->insert.query;
+    if (!q || q->kind != SQL_QUERY_VALUES || q->order_by.count || q->limit || q->offset ||
+        q->with.count)
+        return exec_query(ctx, stmt, "INSERT ... SELECT", q, out);
+    const char *name = stmt->insert.table;
+    eng_catalog *c = catalog_of(ctx);
+    sto_status st = STO_OK;
+    uint64_t count = 0;
+    eng_catalog_write_lock(c);
+    sto_table *t = eng_catalog_table(c, name);
+    if (!t) {
+        st = eng_catalog_view(c, name) ? sto_error_at(STO_WRONG_OBJECT_TYPE, stmt->insert.table_pos,
+                                                      "cannot insert into view \"%s\"", name)
+                                       : missing_table(name, stmt->insert.table_pos);
+        goto out;
+    }
+    uint64_t before = sto_table_rows(t);
+    st = insert_rows(ctx, stmt, t, &count);
+    if (!st) {
+        st = eng_persist_tables(dir_of(ctx), c, NULL, 0, NULL, NULL);
+        if (st) sto_table_truncate(t, before);
+    }
+out:
+    eng_catalog_unlock(c);
+    if (st) return st;
+    return eng_result_new_tag(out, "INSERT 0 %" PRIu64, count);
+}
+
+/* --- SET / SHOW -------------------------------------------------------------------------- */
+
+static sto_status exec_set(eng_stmt_ctx *ctx, const sql_stmt *stmt, eng_result **out)
+{
+    eng_settings *s = &ctx->session->settings;
+    if (!stmt->set.value) {
+        STO_TRY(eng_settings_reset(s, stmt->set.name, stmt->pos));
+    } else {
+        eng_const c;
+        STO_TRY(eng_const_eval(stmt->set.value, &c));
+        char value[128];
+        eng_const_text(&c, value, sizeof(value));
+        STO_TRY(eng_settings_set(s, stmt->set.name, value, stmt->set.value->pos));
+    }
+    return eng_result_new_tag(out, "SET");
+}
+
+/* A result of VARCHAR columns named `names`. */
+static sto_status text_result(uint32_t ncols, const char *const *names, eng_result **out)
+{
+    sto_type types[3];
+    bool not_null[3] = {false, false, false};
+    for (uint32_t i = 0; i < ncols; i++)
+        types[i] = sto_type_string(STO_TYPE_VARCHAR, 0);
+    sto_schema *schema;
+    STO_TRY(sto_schema_new(ncols, names, types, not_null, &schema));
+    sto_status st = eng_result_new_rows(schema, out);
+    sto_schema_free(schema);
+    return st;
+}
+
+static sto_value text_value(const char *s)
+{
+    sto_value v;
+    memset(&v, 0, sizeof(v));
+    v.v.str = sto_str_make(s, (uint32_t)strlen(s));
+    return v;
+}
+
+static sto_status exec_show(eng_stmt_ctx *ctx, const sql_stmt *stmt, eng_result **out)
+{
+    const eng_settings *s = &ctx->session->settings;
+    eng_result *r = NULL;
+    char value[64];
+    sto_status st;
+    if (stmt->show.name) {
+        STO_TRY(eng_settings_get(s, stmt->show.name, value, sizeof(value), stmt->pos));
+        const char *names[] = {stmt->show.name};
+        STO_TRY(text_result(1, names, &r));
+        sto_value v = text_value(value);
+        st = eng_result_append_row(r, &v);
+    } else {
+        const char *names[] = {"name", "setting", "description"};
+        STO_TRY(text_result(3, names, &r));
+        st = STO_OK;
+        for (size_t i = 0; !st && i < eng_settings_count(); i++) {
+            st = eng_settings_get(s, eng_settings_name(i), value, sizeof(value), 0);
+            sto_value v[3] = {text_value(eng_settings_name(i)), text_value(value),
+                              text_value(eng_settings_description(i))};
+            if (!st) st = eng_result_append_row(r, v);
+        }
+    }
+    if (!st) st = eng_result_set_tag(r, "SHOW");
+    if (st) {
+        rackdb_result_free(r);
+        return st;
+    }
+    *out = r;
+    return STO_OK;
+}
+
+/* --- CALL ------------------------------------------------------------------------------------ */
+
+static sto_status exec_call(eng_stmt_ctx *ctx, const sql_stmt *stmt, eng_result **out)
+{
+    if (strcasecmp(stmt->call.name, "dbgen") == 0) return eng_call_dbgen(ctx, stmt, out);
+    return sto_error_at(STO_UNDEFINED_FUNCTION, stmt->pos, "procedure %s does not exist",
+                        stmt->call.name);
+}
+
+/* --- dispatch ------------------------------------------------------------------------------- */
+
+sto_status eng_exec_stmt(eng_stmt_ctx *ctx, const sql_stmt *stmt, eng_result **out)
+{
+    *out = NULL;
+    switch (stmt->kind) {
+    case SQL_STMT_SELECT:
+        return exec_query(ctx, stmt, "SELECT", stmt->query, out);
+    case SQL_STMT_CREATE_TABLE:
+    case SQL_STMT_CREATE_TABLE_AS:
+        return exec_create_table(ctx, stmt, out);
+    case SQL_STMT_DROP_TABLE:
+        return exec_drop_table(ctx, stmt, out);
+    case SQL_STMT_CREATE_VIEW:
+        return exec_create_view(ctx, stmt, out);
+    case SQL_STMT_DROP_VIEW:
+        return exec_drop_view(ctx, stmt, out);
+    case SQL_STMT_INSERT:
+        return exec_insert(ctx, stmt, out);
+    case SQL_STMT_COPY_FROM:
+        return exec_copy_from(ctx, stmt, out);
+    case SQL_STMT_COPY_TO:
+        return exec_copy_to(ctx, stmt, out);
+    case SQL_STMT_CALL:
+        return exec_call(ctx, stmt, out);
+    case SQL_STMT_EXPLAIN:
+        return exec_query(
+            ctx, stmt, "EXPLAIN",
+            stmt->explain.stmt->kind == SQL_STMT_SELECT ? stmt->explain.stmt->query : NULL, out);
+    case SQL_STMT_SET:
+        return exec_set(ctx, stmt, out);
+    case SQL_STMT_SHOW:
+        return exec_show(ctx, stmt, out);
+    /* One statement is one transaction (each change is durable when it
+     * returns), so these only answer the way PostgreSQL does. */
+    case SQL_STMT_BEGIN:
+        return eng_result_new_tag(out, "BEGIN");
+    case SQL_STMT_COMMIT:
+        return eng_result_new_tag(out, "COMMIT");
+    case SQL_STMT_ROLLBACK:
+        return eng_result_new_tag(out, "ROLLBACK");
+    case SQL_STMT_KIND_COUNT:
+        break;
+    }
+    return sto_error_at(STO_INTERNAL_ERROR, stmt->pos, "unknown statement kind %d",
+                        (int)stmt->kind);
+}

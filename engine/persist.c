@@ -1,0 +1,258 @@
+/*
+ * persist.c — writing an instance's tables and views to its directory and
+ * reading them back at open.
+ */
+#include "engine/persist.h"
+
+#include <ctype.h>
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <unistd.h>
+
+#include "rackdb.h"
+#include "sql/parse.h"
+#include "storage/snapshot.h"
+
+#define VIEWS_FILE "views.sql"
+
+sto_status eng_persist_tables(const char *dir, const eng_catalog *c, const char *skip, size_t nadd,
+                              const char *const *add_names, sto_table *const *add_tables)
+{
+    if (!dir) return STO_OK;
+    size_t cap = eng_catalog_table_count(c) + nadd;
+    const char **names = calloc(cap ? cap : 1, sizeof(*names));
+    sto_table **tables = calloc(cap ? cap : 1, sizeof(*tables));
+    bool *used = calloc(nadd ? nadd : 1, sizeof(*used));
+    sto_status st = STO_OK;
+    if (!names || !tables || !used) {
+        st = sto_error_oom();
+        goto out;
+    }
+    size_t n = 0;
+    for (size_t i = 0; i < eng_catalog_table_count(c); i++) {
+        const char *name = eng_catalog_table_name(c, i);
+        if (skip && strcasecmp(name, skip) == 0) continue;
+        names[n] = name;
+        tables[n] = eng_catalog_table_at(c, i);
+        for (size_t k = 0; k < nadd; k++) {
+            if (!used[k] && strcasecmp(add_names[k], name) == 0) {
+                tables[n] = add_tables[k];
+                used[k] = true;
+            }
+        }
+        n++;
+    }
+    for (size_t k = 0; k < nadd; k++) {
+        if (used[k]) continue;
+        names[n] = add_names[k];
+        tables[n++] = add_tables[k];
+    }
+    st = sto_snapshot_save(dir, names, tables, n);
+out:
+    free(names);
+    free(tables);
+    free(used);
+    return st;
+}
+
+/* An identifier as SQL that reads back as written. */
+static void write_ident(FILE *f, const char *name)
+{
+    bool plain = name[0] && (islower((unsigned char)name[0]) || name[0] == '_');
+    for (const char *p = name; plain && *p; p++)
+        plain = islower((unsigned char)*p) || isdigit((unsigned char)*p) || *p == '_';
+    if (plain) {
+        fputs(name, f);
+        return;
+    }
+    fputc('"', f);
+    for (const char *p = name; *p; p++) {
+        if (*p == '"') fputc('"', f);
+        fputc(*p, f);
+    }
+    fputc('"', f);
+}
+
+static sto_status io_error(const char *what, const char *path)
+{
+    int err = errno;
+    if (err == ENOSPC)
+        return sto_error(STO_DISK_FULL, "could not %s \"%s\": %s", what, path, strerror(err));
+    return sto_error(STO_IO_ERROR, "could not %s \"%s\": %s", what, path, strerror(err));
+}
+
+/* fsync of the directory, so a rename in it is durable. */
+static sto_status sync_dir(const char *dir)
+{
+    int fd = open(dir, O_RDONLY | O_DIRECTORY);
+    if (fd < 0) return io_error("open directory", dir);
+    int rc = fsync(fd);
+    close(fd);
+    return rc == 0 ? STO_OK : io_error("fsync directory", dir);
+}
+
+sto_status eng_persist_views(const char *dir, const eng_catalog *c, const char *skip)
+{
+    if (!dir) return STO_OK;
+    size_t dlen = strlen(dir);
+    char *path = malloc(dlen + sizeof("/" VIEWS_FILE ".tmp"));
+    char *tmp = malloc(dlen + sizeof("/" VIEWS_FILE ".tmp"));
+    if (!path || !tmp) {
+        free(path);
+        free(tmp);
+        return sto_error_oom();
+    }
+    sprintf(path, "%s/" VIEWS_FILE, dir);
+    sprintf(tmp, "%s/" VIEWS_FILE ".tmp", dir);
+    sto_status st = STO_OK;
+    FILE *f = fopen(tmp, "w");
+    if (!f) {
+        st = io_error("create", tmp);
+        goto out;
+    }
+    fputs("-- rackdb views, written on every change; read back at open.\n", f);
+    for (size_t i = 0; i < eng_catalog_view_count(c); i++) {
+        const eng_view *v = eng_catalog_view_at(c, i);
+        if (skip && strcasecmp(v->name, skip) == 0) continue;
+        fputs("CREATE VIEW ", f);
+        write_ident(f, v->name);
+        if (v->ncols) {
+            fputs(" (", f);
+            for (uint32_t k = 0; k < v->ncols; k++) {
+                if (k) fputs(", ", f);
+                write_ident(f, v->column_names[k]);
+            }
+            fputc(')', f);
+        }
+        fprintf(f, " AS %s;\n", v->sql);
+    }
+    bool ok = fflush(f) == 0 && fsync(fileno(f)) == 0;
+    if (fclose(f) != 0) ok = false;
+    if (!ok) {
+        st = io_error("write", tmp);
+        unlink(tmp);
+        goto out;
+    }
+    if (rename(tmp, path) != 0) {
+        st = io_error("rename", tmp);
+        unlink(tmp);
+        goto out;
+    }
+    st = sync_dir(dir);
+out:
+    free(path);
+    free(tmp);
+    return st;
+}
+
+/* Whole file into a NUL-terminated buffer; *out NULL when it does not exist. */
+static sto_status read_text_file(const char *path, char **out)
+{
+    *out = NULL;
+    FILE *f = fopen(path, "r");
+    if (!f) return errno == ENOENT ? STO_OK : io_error("open", path);
+    size_t cap = 4096, len = 0;
+    char *buf = malloc(cap);
+    sto_status st = STO_OK;
+    while (buf) {
+        len += fread(buf + len, 1, cap - len - 1, f);
+        if (len < cap - 1) break;
+        char *bigger = realloc(buf, cap * 2);
+        if (!bigger) {
+            free(buf);
+            buf = NULL;
+            break;
+        }
+        buf = bigger;
+        cap *= 2;
+    }
+    if (!buf) {
+        st = sto_error_oom();
+    } else if (ferror(f)) {
+        st = io_error("read", path);
+        free(buf);
+    } else {
+        buf[len] = '\0';
+        *out = buf;
+    }
+    fclose(f);
+    return st;
+}
+
+static sto_status load_views(const char *dir, eng_catalog *c)
+{
+    char *path = malloc(strlen(dir) + sizeof("/" VIEWS_FILE));
+    if (!path) return sto_error_oom();
+    sprintf(path, "%s/" VIEWS_FILE, dir);
+    char *text;
+    sto_status st = read_text_file(path, &text);
+    if (st || !text) {
+        free(path);
+        return st;
+    }
+    sql_arena *arena = NULL;
+    sql_stmt_list *stmts = NULL;
+    if (rackdb_is_blank(text, strlen(text))) goto out; /* no views */
+    arena = sql_arena_create();
+    if (!arena) {
+        st = sto_error_oom();
+        goto out;
+    }
+    st = sql_parse(arena, text, &stmts);
+    if (st) {
+        st = sto_status_wrap(st, "%s is damaged", path);
+        goto out;
+    }
+    for (int i = 0; i < stmts->count && !st; i++) {
+        const sql_stmt *s = stmts->items[i];
+        if (s->kind != SQL_STMT_CREATE_VIEW) {
+            st = sto_error(STO_DATA_CORRUPTED, "%s holds a statement other than CREATE VIEW", path);
+            break;
+        }
+        const char *cols[s->create_view.columns.count ? s->create_view.columns.count : 1];
+        for (int k = 0; k < s->create_view.columns.count; k++)
+            cols[k] = s->create_view.columns.items[k]->name;
+        st = eng_catalog_create_view(c, s->create_view.name, s->create_view.query_text,
+                                     (uint32_t)s->create_view.columns.count, cols, 0);
+    }
+out:
+    sql_arena_destroy(arena);
+    free(text);
+    free(path);
+    return st;
+}
+
+/* True when dir holds anything besides ".", ".." and our LOCK file. */
+static bool dir_has_files(const char *dir)
+{
+    DIR *d = opendir(dir);
+    if (!d) return false;
+    bool any = false;
+    struct dirent *e;
+    while (!any && (e = readdir(d)) != NULL)
+        any = strcmp(e->d_name, ".") && strcmp(e->d_name, "..") && strcmp(e->d_name, "LOCK");
+    closedir(d);
+    return any;
+}
+
+sto_status eng_persist_load(const char *dir, eng_catalog *c)
+{
+    if (!dir || !dir_has_files(dir)) return STO_OK;
+    sto_snapshot_entry *entries;
+    size_t n;
+    STO_TRY(sto_snapshot_open(dir, &entries, &n));
+    sto_status st = STO_OK;
+    size_t i = 0;
+    for (; i < n && !st; i++) {
+        st = eng_catalog_create_table(c, entries[i].name, entries[i].table, false, 0, NULL);
+        if (!st) entries[i].table = NULL; /* the catalog owns it now */
+    }
+    sto_snapshot_entries_free(entries, n);
+    if (st) return st;
+    return load_views(dir, c);
+}

@@ -1,0 +1,65 @@
+/*
+ * stats.h — per-column statistics for the optimizer.
+ *
+ * Each chunk gathers, per column, the null count, min/max of numeric and date
+ * columns, and a HyperLogLog sketch of the distinct values when it is sealed
+ * (sto_chunk_seal, done by the thread that filled it). A table merges the
+ * chunk statistics of all its chunks; because sketches merge by taking the
+ * register-wise maximum, the table's distinct estimate after appending or
+ * truncating chunks is exact with respect to the sketches that remain.
+ * Min/max double as zone maps: a scan may skip a chunk whose range misses
+ * its predicate.
+ */
+#ifndef RACKDB_STORAGE_STATS_H
+#define RACKDB_STORAGE_STATS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "storage/types.h"
+
+/* HyperLogLog with 2^10 registers: about 3% standard error, 1 KiB. */
+#define STO_HLL_BITS      10
+#define STO_HLL_REGISTERS (1u << STO_HLL_BITS)
+
+typedef struct sto_hll {
+    uint8_t reg[STO_HLL_REGISTERS];
+} sto_hll;
+
+/* Min/max in the column's own domain: i for every integer-like type
+ * (BOOLEAN, INTEGER, BIGINT, DECIMAL scaled, DATE), d for DOUBLE. */
+typedef union sto_stat_value {
+    int64_t i;
+    double d;
+} sto_stat_value;
+
+typedef struct sto_column_stats {
+    uint64_t rows;       /* rows covered, NULLs included */
+    uint64_t null_count; /* NULL rows */
+    bool has_minmax;     /* false for strings and all-NULL columns */
+    sto_stat_value min, max;
+    uint64_t distinct; /* estimated distinct non-NULL values */
+    sto_hll hll;
+} sto_column_stats;
+
+/* Resets to "no rows". */
+void sto_stats_init(sto_column_stats *s);
+
+/* Gathers statistics of `rows` values of type `t` from a column array and
+ * its validity bitmap (NULL = no NULLs). */
+void sto_stats_compute(sto_column_stats *s, sto_type t, const void *values,
+                       const uint64_t *validity, size_t rows);
+
+/* Folds `src` into `dst` (same column type). */
+void sto_stats_merge(sto_column_stats *dst, const sto_column_stats *src, sto_type t);
+
+/* 64-bit hashes the sketches use; exported so the engine can share them. */
+uint64_t sto_hash_u64(uint64_t x);
+uint64_t sto_hash_bytes(const void *p, size_t n);
+
+/* Adds a hash to a sketch; estimates its distinct count. */
+void sto_hll_add(sto_hll *h, uint64_t hash);
+uint64_t sto_hll_estimate(const sto_hll *h);
+
+#endif

@@ -1,0 +1,64 @@
+/*
+ * string_heap.c — a grow-only arena for long string bytes (see string_heap.h).
+ *
+ * Blocks double from 16 KiB to 1 MiB so a chunk holding a few short-lived
+ * strings stays small while a full chunk of comments costs a couple of
+ * allocations. A string bigger than a block gets a block of its own.
+ */
+#include "storage/string_heap.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#define HEAP_FIRST_BLOCK (16u << 10)
+#define HEAP_MAX_BLOCK   (1u << 20)
+
+struct sto_heap_block {
+    sto_heap_block *next;
+    size_t size;
+    char data[];
+};
+
+void sto_heap_init(sto_string_heap *h)
+{
+    memset(h, 0, sizeof(*h));
+    h->next_size = HEAP_FIRST_BLOCK;
+}
+
+void sto_heap_free(sto_string_heap *h)
+{
+    sto_heap_block *b = h->blocks;
+    while (b) {
+        sto_heap_block *next = b->next;
+        free(b);
+        b = next;
+    }
+    sto_heap_init(h);
+}
+
+char *sto_heap_alloc(sto_string_heap *h, size_t len)
+{
+    if ((size_t)(h->end - h->cur) < len || !h->cur) {
+        size_t size = h->next_size ? h->next_size : HEAP_FIRST_BLOCK;
+        if (size < len) size = len;
+        sto_heap_block *b = malloc(sizeof(*b) + size);
+        if (!b) return NULL;
+        b->size = size;
+        b->next = h->blocks;
+        h->blocks = b;
+        h->cur = b->data;
+        h->end = b->data + size;
+        if (h->next_size < HEAP_MAX_BLOCK) h->next_size *= 2;
+    }
+    char *p = h->cur;
+    h->cur += len;
+    h->bytes_used += len;
+    return p;
+}
+
+const char *sto_heap_copy(sto_string_heap *h, const void *bytes, size_t len)
+{
+    char *p = sto_heap_alloc(h, len);
+    if (p && len) memcpy(p, bytes, len);
+    return p;
+}

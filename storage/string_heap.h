@@ -1,0 +1,33 @@
+/*
+ * string_heap.h — an arena for string bytes owned by a chunk.
+ *
+ * Strings longer than STO_STR_INLINE_MAX do not fit in their sto_str; their
+ * bytes are copied here and the sto_str points at the copy. The heap is a
+ * list of large blocks that only grows and is freed as a whole with its
+ * chunk, so appending a string is a bump of a pointer and a memcpy.
+ */
+#ifndef RACKDB_STORAGE_STRING_HEAP_H
+#define RACKDB_STORAGE_STRING_HEAP_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+typedef struct sto_heap_block sto_heap_block;
+
+typedef struct sto_string_heap {
+    sto_heap_block *blocks; /* newest first */
+    char *cur, *end;        /* free space in the newest block */
+    size_t next_size;       /* size of the next block */
+    size_t bytes_used;      /* string bytes stored */
+} sto_string_heap;
+
+void sto_heap_init(sto_string_heap *h);
+void sto_heap_free(sto_string_heap *h);
+
+/* A copy of `len` bytes in the heap, or NULL when out of memory. */
+const char *sto_heap_copy(sto_string_heap *h, const void *bytes, size_t len);
+
+/* `len` bytes of uninitialized space (for building a string in place). */
+char *sto_heap_alloc(sto_string_heap *h, size_t len);
+
+#endif

@@ -1,0 +1,120 @@
+#!/bin/bash
+# test_gen_sha1.sh — `tpch gen` writes dbgen 2.14.0's files byte for byte.
+#
+# Checks the SHA-1 of every table at SF 0.001, 0.01 and 0.1 against the
+# checksums of dbgen's own output ($RACKDB_SHARED/tpch/dbgen.sha1), that the
+# parts of a --parts 3 run concatenate to the whole tables, and that bad
+# input fails with a message and leaves no file behind.
+set -u
+fail=0
+note() { echo "FAIL: $*" >&2; fail=1; }
+
+# The rackdb program when it has the tpch subcommand, else the test driver
+# built from the same cli/tpch_gen.c.
+if [ -n "${RACKDB:-}" ] && [ -x "$RACKDB" ] && "$RACKDB" tpch gen --help >/dev/null 2>&1; then
+    GEN=("$RACKDB" tpch gen)
+else
+    GEN=("$RACKDB_BUILD/tests/tpch_gen_cli" gen)
+fi
+SUMS="$RACKDB_SHARED/tpch/dbgen.sha1"
+WORK=$(mktemp -d "${TMPDIR:-/tmp}/tpch_gen_test.XXXXXX")
+trap 'rm -rf "$WORK"' EXIT
+TABLES="part partsupp supplier customer orders lineitem nation region"
+
+# expected SF TABLE -> sha1 from dbgen.sha1
+expected() { awk -v s="$1" -v t="$2" '$1 == s && $2 == t { print $4 }' "$SUMS"; }
+
+# Sanitizer builds run ~10x slower: there SF 0.1 is left to the release run.
+SCALES="0.001 0.01 0.1"
+if grep -q '^RACKDB_SANITIZE:BOOL=ON' "$RACKDB_BUILD/CMakeCache.txt" 2>/dev/null; then
+    SCALES="0.001 0.01"
+fi
+for sf in $SCALES; do
+    dir="$WORK/sf$sf"
+    mkdir -p "$dir"
+    if ! "${GEN[@]}" --sf "$sf" --out "$dir"; then
+        note "generation at SF $sf failed"
+        continue
+    fi
+    for t in $TABLES; do
+        want=$(expected "$sf" "$t")
+        got=$(sha1sum "$dir/$t.tbl" 2>/dev/null | cut -d' ' -f1)
+        [ -n "$want" ] || note "no checksum for SF $sf $t"
+        [ "$got" = "$want" ] || note "SF $sf $t.tbl: sha1 $got, dbgen's is $want"
+    done
+    [ -z "$(ls "$dir" | grep -v '\.tbl$')" ] || note "SF $sf left other files: $(ls "$dir")"
+done
+rm -rf "$WORK/sf0.1"
+
+# --parts 3: every part on its own, concatenated in order = the whole table;
+# nation and region are written whole by every part, as dbgen does.
+dir="$WORK/parts"
+mkdir -p "$dir"
+for i in 1 2 3; do
+    "${GEN[@]}" --sf 0.01 --out "$dir" --parts 3 --part "$i" --threads 2 || note "part $i failed"
+done
+for t in part partsupp supplier customer orders lineitem; do
+    got=$(cat "$dir/$t.tbl.1" "$dir/$t.tbl.2" "$dir/$t.tbl.3" | sha1sum | cut -d' ' -f1)
+    [ "$got" = "$(expected 0.01 "$t")" ] || note "parts of $t do not add up to the whole table"
+    [ -s "$dir/$t.tbl.1" ] && [ -s "$dir/$t.tbl.3" ] || note "a part of $t is empty"
+done
+for t in nation region; do
+    [ "$(sha1sum < "$dir/$t.tbl" | cut -d' ' -f1)" = "$(expected 0.01 "$t")" ] ||
+        note "$t.tbl written with --parts differs"
+done
+
+# --tables: just those files.
+dir="$WORK/some"
+mkdir -p "$dir"
+"${GEN[@]}" --sf 0.01 --out "$dir" --tables lineitem,nation --threads 1 || note "--tables failed"
+[ "$(cd "$dir" && ls | tr '\n' ' ')" = "lineitem.tbl nation.tbl " ] || note "--tables wrote: $(ls "$dir")"
+[ "$(sha1sum < "$dir/lineitem.tbl" | cut -d' ' -f1)" = "$(expected 0.01 lineitem)" ] ||
+    note "lineitem alone (one thread) differs"
+
+# Bad input: non-zero exit, a message on stderr, no file.
+bad() {
+    local expect="$1"
+    shift
+    local dir="$WORK/bad"
+    rm -rf "$dir" && mkdir -p "$dir"
+    local err
+    if err=$("${GEN[@]}" "$@" 2>&1 >/dev/null); then
+        note "succeeded: $*"
+    fi
+    echo "$err" | grep -q -- "$expect" || note "message for '$*' lacks '$expect': $err"
+    [ -z "$(ls -A "$dir")" ] || note "'$*' left files: $(ls -A "$dir")"
+}
+bad "missing --sf" --out "$WORK/bad"
+bad "needs a value" --out "$WORK/bad" --sf
+bad "greater than 0" --out "$WORK/bad" --sf 0
+bad "greater than 0" --out "$WORK/bad" --sf -1
+bad "needs a number" --out "$WORK/bad" --sf abc
+bad "needs a number" --out "$WORK/bad" --sf 0.01x
+bad "unknown table \"orderz\"" --out "$WORK/bad" --sf 0.01 --tables part,orderz
+bad "outside 1..3" --out "$WORK/bad" --sf 0.01 --parts 3 --part 4
+bad "at least 1" --out "$WORK/bad" --sf 0.01 --parts 3 --part 0
+bad "needs --part" --out "$WORK/bad" --sf 0.01 --parts 3
+bad "unknown option" --out "$WORK/bad" --sf 0.01 --frobnicate
+bad "cannot write to" --sf 0.01 --out "$WORK/bad/missing"
+bad "not a directory" --sf 0.01 --out "$SUMS"
+
+# A full disk: a 2 MiB tmpfs in a private mount namespace, where one can be
+# made (root or user namespaces); the error must name the cause and no file,
+# temporary or final, may remain.
+full="$WORK/full"
+mkdir -p "$full"
+if unshare -m true 2>/dev/null; then
+    out=$(unshare -m bash -c 'mount -t tmpfs -o size=2m none "$1" || exit 99
+        shift; "$@" --sf 0.01 --out "$0" 2>&1; echo "rc=$?"; ls -A "$0"' \
+        "$full" "$full" "${GEN[@]}")
+    case "$out" in
+    *"rc=99"*) echo "note: no tmpfs could be mounted; disk-full case not run" >&2 ;;
+    *"No space left on device"*"rc=1") ;;
+    *) note "disk full: $out" ;;
+    esac
+else
+    echo "note: unshare not permitted; disk-full case not run" >&2
+fi
+
+[ $fail = 0 ] && echo "all tpch gen checks passed"
+exit $fail

@@ -1,0 +1,430 @@
+/*
+ * gen_files.c — parallel .tbl writer (see gen_files.h).
+ */
+#include "tpch/gen_files.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "tpch/schema.h"
+
+/* --- formatting ------------------------------------------------------------------ */
+
+/* "00" "01" ... "99": two digits per step. */
+static const char digit_pairs[201] =
+    "00010203040506070809101112131415161718192021222324252627282930"
+    "31323334353637383940414243444546474849505152535455565758596061"
+    "62636465666768697071727374757677787980818283848586878889909192"
+    "93949596979899";
+
+static char *put_uint(char *out, uint64_t n)
+{
+    char tmp[24];
+    char *p = tmp + sizeof(tmp);
+    while (n >= 100) {
+        p -= 2;
+        memcpy(p, digit_pairs + 2 * (n % 100), 2);
+        n /= 100;
+    }
+    if (n >= 10) {
+        p -= 2;
+        memcpy(p, digit_pairs + 2 * n, 2);
+    } else {
+        *--p = (char)('0' + n);
+    }
+    size_t len = (size_t)(tmp + sizeof(tmp) - p);
+    memcpy(out, p, len);
+    return out + len;
+}
+
+static char *put_int(char *out, int64_t n)
+{
+    if (n < 0) {
+        *out++ = '-';
+        return put_uint(out, (uint64_t)0 - (uint64_t)n);
+    }
+    return put_uint(out, (uint64_t)n);
+}
+
+static char *put_money(char *out, int64_t cents)
+{
+    uint64_t c = (uint64_t)cents;
+    if (cents < 0) {
+        *out++ = '-';
+        c = (uint64_t)0 - c;
+    }
+    out = put_uint(out, c / 100);
+    *out++ = '.';
+    memcpy(out, digit_pairs + 2 * (c % 100), 2);
+    return out + 2;
+}
+
+/* Days before each month, in common and leap years. */
+static const int16_t month_start[2][13] = {
+    {0, 31, 59, 90, 120, 151, 181, 212, 243, 273, 304, 334, 365},
+    {0, 31, 60, 91, 121, 152, 182, 213, 244, 274, 305, 335, 366},
+};
+
+static bool is_leap(int64_t y)
+{
+    return (y % 4 == 0 && y % 100 != 0) || y % 400 == 0;
+}
+
+/* YYYY-MM-DD of a day number (days since 1970-01-01), proleptic Gregorian. */
+static char *put_date(char *out, int64_t days)
+{
+    int64_t y, doy;
+    if (days >= 0 && days < 36524) {
+        /* 1970..2069, all TPC-H dates: years by counting, no divisions */
+        y = 1970 + days / 365;
+        int64_t start = (y - 1970) * 365 + (y - 1969) / 4;
+        if (start > days) {
+            y--;
+            start = (y - 1970) * 365 + (y - 1969) / 4;
+        }
+        doy = days - start;
+    } else {
+        /* civil-from-days over 400-year eras */
+        int64_t z = days + 719468;
+        int64_t era = (z >= 0 ? z : z - 146096) / 146097;
+        int64_t doe = z - era * 146097;
+        int64_t yoe = (doe - doe / 1460 + doe / 36524 - doe / 146096) / 365;
+        y = yoe + era * 400;
+        int64_t doy_mar = doe - (365 * yoe + yoe / 4 - yoe / 100);
+        /* doy_mar counts from March 1st; turn it into days since January 1st */
+        if (doy_mar >= 306) {
+            y++;
+            doy = doy_mar - 306;
+        } else {
+            doy = doy_mar + 59 + is_leap(y);
+        }
+    }
+    const int16_t *ms = month_start[is_leap(y)];
+    int m = (int)(doy / 32); /* never past the right month */
+    while (doy >= ms[m + 1])
+        m++;
+    int64_t d = doy - ms[m] + 1;
+    m++;
+    if (y < 0 || y > 9999) y = ((y % 10000) + 10000) % 10000; /* four digits, as %04d would not */
+    memcpy(out, digit_pairs + 2 * (y / 100), 2);
+    memcpy(out + 2, digit_pairs + 2 * (y % 100), 2);
+    out[4] = '-';
+    memcpy(out + 5, digit_pairs + 2 * m, 2);
+    out[7] = '-';
+    memcpy(out + 8, digit_pairs + 2 * d, 2);
+    return out + 10;
+}
+
+static inline char *put_INT(char *p, const tpch_value *v)
+{
+    return put_int(p, v->i);
+}
+static inline char *put_MONEY(char *p, const tpch_value *v)
+{
+    return put_money(p, v->i);
+}
+static inline char *put_WHOLE(char *p, const tpch_value *v)
+{
+    return put_int(p, v->i / 100);
+}
+static inline char *put_DATE(char *p, const tpch_value *v)
+{
+    return put_date(p, v->i);
+}
+static inline char *put_CHAR(char *p, const tpch_value *v)
+{
+    /* most strings are short: one fixed-size copy, no call (see TPCH_STR_SLACK) */
+    if (v->len <= TPCH_STR_SLACK)
+        memcpy(p, v->s, TPCH_STR_SLACK);
+    else
+        memcpy(p, v->s, v->len);
+    return p + v->len;
+}
+#define put_VARCHAR put_CHAR
+
+/* One straight-line formatter per table, from the column lists. */
+#define PUT_COLUMN(name, kind, len)                                                                \
+    p = put_##kind(p, v++);                                                                        \
+    *p++ = '|';
+#define TABLE_FORMATTER(id, list)                                                                  \
+    static size_t format_##id(const tpch_value *v, char *out)                                      \
+    {                                                                                              \
+        char *p = out;                                                                             \
+        list(PUT_COLUMN) *p++ = '\n';                                                              \
+        return (size_t)(p - out);                                                                  \
+    }
+TPCH_TABLE_COLUMNS(TABLE_FORMATTER)
+#undef TABLE_FORMATTER
+
+size_t tpch_tbl_format_row(tpch_table_id t, const tpch_value *v, char *out)
+{
+    switch (t) {
+#define FORMAT_CASE(id, list)                                                                      \
+    case TPCH_##id:                                                                                \
+        return format_##id(v, out);
+        TPCH_TABLE_COLUMNS(FORMAT_CASE)
+#undef FORMAT_CASE
+    default:
+        return 0;
+    }
+}
+
+void tpch_tbl_file_name(tpch_table_id t, int parts, int part, char *buf, size_t size)
+{
+    const char *name = tpch_table_info_get(t)->name;
+    if (parts > 1 && t != TPCH_NATION && t != TPCH_REGION)
+        snprintf(buf, size, "%s.tbl.%d", name, part);
+    else
+        snprintf(buf, size, "%s.tbl", name);
+}
+
+/* --- the formatting sink ---------------------------------------------------------- */
+
+typedef struct buffer {
+    char *bytes;
+    size_t len, cap;
+} buffer;
+
+typedef struct tbl_sink {
+    tpch_sink base;
+    buffer out[TPCH_TABLE_COUNT];
+} tbl_sink;
+
+static sto_status tbl_row(tpch_sink *self, tpch_table_id t, const tpch_value *values)
+{
+    tbl_sink *s = (tbl_sink *)self;
+    buffer *b = &s->out[t];
+    if (b->len + TPCH_TBL_ROW_MAX > b->cap) {
+        size_t cap = b->cap ? b->cap * 2 : (size_t)1 << 20;
+        while (cap < b->len + TPCH_TBL_ROW_MAX)
+            cap *= 2;
+        char *bytes = realloc(b->bytes, cap);
+        if (!bytes) return sto_error_oom();
+        b->bytes = bytes;
+        b->cap = cap;
+    }
+    b->len += tpch_tbl_format_row(t, values, b->bytes + b->len);
+    return NULL;
+}
+
+/* --- one pass over a unit table ---------------------------------------------------- */
+
+typedef struct pass {
+    const tpch_gen *g;
+    const tpch_files_options *opt;
+    unsigned tables; /* the tables written in this pass */
+    int fd[TPCH_TABLE_COUNT];
+    const char *path[TPCH_TABLE_COUNT]; /* temp file names, for messages */
+    int64_t first, last;                /* units */
+    int64_t morsel_units;
+    int64_t morsels;
+    int64_t next_morsel; /* taken under lock */
+    int64_t written;     /* morsels written so far */
+    int last_percent;
+    const char *label;
+    sto_status error; /* first error; stops everyone */
+    pthread_mutex_t lock;
+    pthread_cond_t turn;
+} pass;
+
+static sto_status write_all(int fd, const char *path, const char *bytes, size_t len)
+{
+    while (len > 0) {
+        ssize_t n = write(fd, bytes, len);
+        if (n < 0) {
+            if (errno == EINTR) continue;
+            return sto_error(errno == ENOSPC ? STO_DISK_FULL : STO_IO_ERROR,
+                             "could not write %s: %s", path, strerror(errno));
+        }
+        bytes += n;
+        len -= (size_t)n;
+    }
+    return NULL;
+}
+
+static void *pass_worker(void *arg)
+{
+    pass *p = arg;
+    tbl_sink sink;
+    memset(&sink, 0, sizeof(sink));
+    sink.base.row = tbl_row;
+    for (;;) {
+        pthread_mutex_lock(&p->lock);
+        int64_t m = p->error ? p->morsels : p->next_morsel++;
+        pthread_mutex_unlock(&p->lock);
+        if (m >= p->morsels) break;
+
+        for (int t = 0; t < TPCH_TABLE_COUNT; t++)
+            sink.out[t].len = 0;
+        int64_t first = p->first + m * p->morsel_units;
+        int64_t last = first + p->morsel_units < p->last ? first + p->morsel_units : p->last;
+        sto_status st = tpch_gen_rows(p->g, p->tables, first, last, &sink.base);
+
+        pthread_mutex_lock(&p->lock);
+        while (!p->error && p->written != m)
+            pthread_cond_wait(&p->turn, &p->lock);
+        if (st && !p->error)
+            p->error = st;
+        else if (st)
+            sto_status_free(st);
+        bool failed = p->error != NULL;
+        pthread_mutex_unlock(&p->lock);
+
+        /* our turn: nobody else writes until `written` moves on */
+        for (int t = 0; t < TPCH_TABLE_COUNT && !failed; t++) {
+            if (!(p->tables & TPCH_BIT(t))) continue;
+            st = write_all(p->fd[t], p->path[t], sink.out[t].bytes, sink.out[t].len);
+            if (st) failed = true;
+        }
+
+        pthread_mutex_lock(&p->lock);
+        if (st && !p->error)
+            p->error = st;
+        else if (st && st != p->error)
+            sto_status_free(st);
+        p->written++;
+        if (p->opt->progress && !p->error) {
+            int pct = (int)(100 * p->written / p->morsels);
+            if (pct != p->last_percent) {
+                p->last_percent = pct;
+                fprintf(stderr, "\r%-10s %3d%%", p->label, pct);
+            }
+        }
+        pthread_cond_broadcast(&p->turn);
+        pthread_mutex_unlock(&p->lock);
+    }
+    for (int t = 0; t < TPCH_TABLE_COUNT; t++)
+        free(sink.out[t].bytes);
+    return NULL;
+}
+
+static sto_status run_pass(pass *p, int threads)
+{
+    pthread_mutex_init(&p->lock, NULL);
+    pthread_cond_init(&p->turn, NULL);
+    pthread_t tid[256];
+    int started = 0;
+    if (threads > 256) threads = 256;
+    if (threads > p->morsels) threads = p->morsels > 0 ? (int)p->morsels : 1;
+    for (int i = 1; i < threads; i++) {
+        if (pthread_create(&tid[started], NULL, pass_worker, p) != 0) break;
+        started++;
+    }
+    pass_worker(p);
+    for (int i = 0; i < started; i++)
+        pthread_join(tid[i], NULL);
+    pthread_cond_destroy(&p->turn);
+    pthread_mutex_destroy(&p->lock);
+    if (p->opt->progress && !p->error) fprintf(stderr, "\r%-10s done\n", p->label);
+    return p->error;
+}
+
+/* --- files ----------------------------------------------------------------------------- */
+
+typedef struct out_file {
+    char final_path[4096];
+    char temp_path[4096];
+    int fd;
+} out_file;
+
+static sto_status open_temp(const tpch_files_options *opt, tpch_table_id t, out_file *f)
+{
+    char name[64];
+    tpch_tbl_file_name(t, opt->parts, opt->part, name, sizeof(name));
+    if (strlen(opt->dir) + sizeof(name) + 8 > sizeof(f->final_path))
+        return sto_error(STO_INVALID_PARAMETER_VALUE, "output directory name is too long");
+    snprintf(f->final_path, sizeof(f->final_path), "%s/%s", opt->dir, name);
+    snprintf(f->temp_path, sizeof(f->temp_path), "%s/%s.tmp", opt->dir, name);
+    f->fd = open(f->temp_path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    if (f->fd < 0)
+        return sto_error(errno == ENOSPC ? STO_DISK_FULL : STO_IO_ERROR, "cannot write to %s: %s",
+                         f->temp_path, strerror(errno));
+    return NULL;
+}
+
+/* Morsel sizes aim at about 1 MB of text per morsel. */
+static int64_t morsel_units(tpch_table_id unit_table)
+{
+    switch (unit_table) {
+    case TPCH_PART:
+        return 1000;
+    case TPCH_ORDERS:
+        return 2000;
+    default:
+        return 5000;
+    }
+}
+
+sto_status tpch_gen_files(const tpch_gen *g, const tpch_files_options *opt)
+{
+    out_file files[TPCH_TABLE_COUNT];
+    bool open_[TPCH_TABLE_COUNT] = {false};
+    sto_status st = NULL;
+    int parts = opt->parts > 0 ? opt->parts : 1;
+    int part = opt->part > 0 ? opt->part : 1;
+    if (part > parts)
+        return sto_error(STO_INVALID_PARAMETER_VALUE, "part %d is outside 1..%d", part, parts);
+
+    /* open every temp file first: a bad directory fails before any work */
+    for (int t = 0; t < TPCH_TABLE_COUNT && !st; t++) {
+        if (!(opt->tables & TPCH_BIT(t))) continue;
+        st = open_temp(opt, (tpch_table_id)t, &files[t]);
+        open_[t] = st == NULL;
+    }
+
+    /* one pass per unit table, each writing the tables that share it */
+    for (int u = 0; u < TPCH_TABLE_COUNT && !st; u++) {
+        unsigned tables = 0;
+        for (int t = 0; t < TPCH_TABLE_COUNT; t++)
+            if ((opt->tables & TPCH_BIT(t)) && (int)tpch_table_info_get(t)->unit_table == u)
+                tables |= TPCH_BIT(t);
+        if (!tables) continue;
+        pass p;
+        memset(&p, 0, sizeof(p));
+        p.g = g;
+        p.opt = opt;
+        p.tables = tables;
+        for (int t = 0; t < TPCH_TABLE_COUNT; t++) {
+            p.fd[t] = open_[t] ? files[t].fd : -1;
+            p.path[t] = files[t].temp_path;
+        }
+        int64_t units = tpch_gen_units(g, (tpch_table_id)u);
+        if (u == TPCH_NATION || u == TPCH_REGION) {
+            p.first = 0;
+            p.last = units;
+        } else {
+            tpch_split_units(units, parts, part, &p.first, &p.last);
+        }
+        p.morsel_units = morsel_units((tpch_table_id)u);
+        p.morsels = (p.last - p.first + p.morsel_units - 1) / p.morsel_units;
+        p.last_percent = -1;
+        p.label =
+            tpch_table_info_get(tables & TPCH_BIT(TPCH_LINEITEM) ? TPCH_LINEITEM : (tpch_table_id)u)
+                ->name;
+        st = run_pass(&p, opt->threads);
+    }
+
+    for (int t = 0; t < TPCH_TABLE_COUNT; t++) {
+        if (!open_[t]) continue;
+        if (close(files[t].fd) != 0 && !st)
+            st = sto_error(errno == ENOSPC ? STO_DISK_FULL : STO_IO_ERROR, "could not write %s: %s",
+                           files[t].temp_path, strerror(errno));
+    }
+    for (int t = 0; t < TPCH_TABLE_COUNT; t++) {
+        if (!open_[t]) continue;
+        if (!st && rename(files[t].temp_path, files[t].final_path) != 0)
+            st = sto_error(STO_IO_ERROR, "could not rename %s: %s", files[t].temp_path,
+                           strerror(errno));
+    }
+    if (st) {
+        for (int t = 0; t < TPCH_TABLE_COUNT; t++)
+            if (open_[t]) unlink(files[t].temp_path);
+    }
+    return st;
+}

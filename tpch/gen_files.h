@@ -1,0 +1,42 @@
+/*
+ * gen_files.h — writes TPC-H tables as dbgen's .tbl files ('|' after every
+ * field, '\n' after every row), byte-identical to dbgen 2.14.0.
+ *
+ * Each table is cut into morsels of units; worker threads take morsels in
+ * order, format them into their own buffers and hand them to the file in
+ * morsel order (a thread whose morsel is next writes it, the others wait
+ * their turn holding one formatted morsel each, so memory stays bounded at
+ * any scale). A file is written as <name>.tmp and renamed when complete, so
+ * a failed run never leaves a partial file under a final name.
+ */
+#ifndef RACKDB_TPCH_GEN_FILES_H
+#define RACKDB_TPCH_GEN_FILES_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "tpch/gen.h"
+
+/* Upper bound of one formatted row's bytes. */
+#define TPCH_TBL_ROW_MAX 1024
+
+typedef struct tpch_files_options {
+    const char *dir; /* output directory (must exist) */
+    unsigned tables; /* TPCH_BIT() mask */
+    int parts, part; /* dbgen -C parts -S part; 1, 1 = whole tables */
+    int threads;     /* >= 1 */
+    bool progress;   /* a progress line on stderr */
+} tpch_files_options;
+
+/* File name dbgen gives a table: "lineitem.tbl", or "lineitem.tbl.3" for
+ * part 3 of several (nation and region are never split). */
+void tpch_tbl_file_name(tpch_table_id t, int parts, int part, char *buf, size_t size);
+
+/* Formats one row as .tbl text into out (TPCH_TBL_ROW_MAX bytes); returns
+ * the bytes written. */
+size_t tpch_tbl_format_row(tpch_table_id t, const tpch_value *values, char *out);
+
+/* Writes the requested tables into opt->dir. */
+sto_status tpch_gen_files(const tpch_gen *g, const tpch_files_options *opt);
+
+#endif

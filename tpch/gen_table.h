@@ -1,0 +1,31 @@
+/*
+ * gen_table.h — generates TPC-H tables straight into in-memory sto_tables.
+ *
+ * The second sink of the generator (the first writes .tbl files): rows go
+ * column by column into chunks of the target table. Each table is cut into
+ * tasks of whole units; worker threads take tasks, fill chunks of their own
+ * and keep them per task; when all tasks are done the chunks are appended
+ * in task order, so the table's rows are in dbgen's order and a failure
+ * leaves every table as it was. Values equal what loading dbgen's .tbl
+ * files gives (CHAR values without trailing blanks, DECIMALs in hundredths).
+ */
+#ifndef RACKDB_TPCH_GEN_TABLE_H
+#define RACKDB_TPCH_GEN_TABLE_H
+
+#include "storage/table.h"
+#include "tpch/gen.h"
+
+/* A schema for table t: tpch_table_info's columns, NOT NULL except
+ * n_comment and r_comment (as schema.sql declares them). */
+sto_status tpch_table_schema(tpch_table_id t, sto_schema **out);
+
+/* Appends the rows of every table in the mask `tables` to targets[t] (indexed
+ * by tpch_table_id; entries outside the mask are not touched) using up to
+ * `threads` threads; parts/part select dbgen's -C/-S part (1, 1 = all).
+ * Each target table needs tpch_table_info's column count and kinds:
+ * INTEGER or BIGINT for keys and counts, DECIMAL with scale 2, DATE, CHAR or
+ * VARCHAR. */
+sto_status tpch_gen_tables(const tpch_gen *g, unsigned tables, int parts, int part, int threads,
+                           sto_table *const targets[TPCH_TABLE_COUNT]);
+
+#endif
