@@ -13,7 +13,7 @@ cd "$(dirname "$0")"
 
 PACKAGES=(cmake gcc g++ make pkg-config llvm-19-dev clang-19 libclang-rt-19-dev lemon
           libnuma-dev libjemalloc-dev libibverbs-dev librdmacm-dev libedit-dev
-          zlib1g-dev)
+          zlib1g-dev libssl-dev libpq-dev)
 JOBS=$(nproc)
 
 install_missing() {

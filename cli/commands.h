@@ -12,4 +12,15 @@
  *                 [--threads N]: dbgen-identical .tbl files. */
 int cli_tpch_gen(int argc, char **argv);
 
+/* rackdb tpch run --sf SF [--queries 1,6] [--threads N] [--reps R] [--check]
+ *                 [--queries-dir DIR] [--results DIR] [--json FILE]
+ *                 [--data DIR]: runs TPC-H queries on data made in memory
+ *                 (or loaded from .tbl files), prints timings, checks answers. */
+int cli_tpch_run(int argc, char **argv);
+
+/* rackdb server [--host ADDR] [--port N] [--password-file FILE]
+ *               [--max-connections N] [DIR]: the PostgreSQL protocol server
+ * (cli/server.c). argv[0] is "server". */
+int cli_server(int argc, char **argv);
+
 #endif

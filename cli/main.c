@@ -3,7 +3,8 @@
  *
  *   rackdb [DIR] [-c SQL]... [-f FILE]... [--mode MODE] [--threads N] [-q]
  *   rackdb --version | --help
- *   rackdb tpch gen ...
+ *   rackdb tpch gen|run ...
+ *   rackdb server ...
  *
  * -c and -f run in the order given; without them SQL comes from stdin, or
  * from a person when stdin is a terminal. Exit status: 0 when everything
@@ -24,7 +25,8 @@
 
 static const char usage_text[] =
     "usage: rackdb [DIR] [options]\n"
-    "       rackdb tpch gen [options]   (rackdb tpch gen --help)\n"
+    "       rackdb tpch gen|run [options]   (rackdb tpch gen --help, ...)\n"
+    "       rackdb server [options] [DIR]    (PostgreSQL protocol server)\n"
     "\n"
     "DIR is a database directory: its tables are loaded, and every change is\n"
     "saved there before the statement returns. Without DIR, data lives in memory.\n"
@@ -165,7 +167,8 @@ out:
 static int run_tpch(int argc, char **argv)
 {
     if (argc >= 1 && strcmp(argv[0], "gen") == 0) return cli_tpch_gen(argc, argv);
-    fprintf(stderr, "rackdb tpch: unknown command \"%s\" (commands: gen)\n",
+    if (argc >= 1 && strcmp(argv[0], "run") == 0) return cli_tpch_run(argc, argv);
+    fprintf(stderr, "rackdb tpch: unknown command \"%s\" (commands: gen, run)\n",
             argc >= 1 ? argv[0] : "");
     return EXIT_USAGE;
 }
@@ -173,6 +176,7 @@ static int run_tpch(int argc, char **argv)
 int main(int argc, char **argv)
 {
     if (argc >= 2 && strcmp(argv[1], "tpch") == 0) return run_tpch(argc - 2, argv + 2);
+    if (argc >= 2 && strcmp(argv[1], "server") == 0) return cli_server(argc - 1, argv + 1);
     for (int i = 1; i < argc; i++) {
         if (strcmp(argv[i], "-c") == 0 || strcmp(argv[i], "-f") == 0) {
             i++; /* an SQL text or file name is never an option */

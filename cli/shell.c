@@ -32,7 +32,11 @@ static void print_result(cli_shell *sh, rackdb_result *r)
     } else if (sh->mode == CLI_MODE_TABLE && !sh->quiet) {
         fprintf(sh->out, "%s\n", rackdb_result_tag(r));
     }
-    if (sh->timer) fprintf(sh->out, "Time: %.3f ms\n", rackdb_result_elapsed_ms(r));
+    if (sh->timer && rackdb_result_compile_ms(r) > 0)
+        fprintf(sh->out, "Time: %.3f ms (compile %.3f ms)\n", rackdb_result_elapsed_ms(r),
+                rackdb_result_compile_ms(r));
+    else if (sh->timer)
+        fprintf(sh->out, "Time: %.3f ms\n", rackdb_result_elapsed_ms(r));
     fflush(sh->out);
 }
 

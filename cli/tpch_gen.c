@@ -166,10 +166,13 @@ int cli_tpch_gen(int argc, char **argv)
     }
     if (threads == 0) threads = cores > 0 ? (int)cores : 1;
 
+    bool progress = isatty(STDERR_FILENO) == 1;
+    if (progress) fputs("text pool (300 MiB) ...", stderr);
     tpch_gen *g = NULL;
     st = tpch_gen_create(sf, threads, &g);
+    if (progress) fputs(st ? "\n" : "\rtext pool (300 MiB) done\n", stderr);
     if (!st) {
-        tpch_files_options opt = {out, tables, parts, part, threads, isatty(STDERR_FILENO) == 1};
+        tpch_files_options opt = {out, tables, parts, part, threads, progress};
         st = tpch_gen_files(g, &opt);
     }
     tpch_gen_free(g);

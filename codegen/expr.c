@@ -82,8 +82,7 @@ static sto_status column(cg_x *x, sql_colid id, cg_val *out)
     if (id == 0 || id > b->ncols)
         return sto_error(STO_INTERNAL_ERROR, "codegen: column #%u is not in the binding", id);
     if (!b->vals[id].v) {
-        if (!b->load)
-            return sto_error(STO_INTERNAL_ERROR, "codegen: column #%u has no value", id);
+        if (!b->load) return sto_error(STO_INTERNAL_ERROR, "codegen: column #%u has no value", id);
         cg_val v = b->load(b->load_arg, x->f, id);
         if (!v.v) return sto_error(STO_INTERNAL_ERROR, "codegen: column #%u failed to load", id);
         b->vals[id] = v;
@@ -118,8 +117,8 @@ LLVMValueRef cg_x_from_i1(cg_x *x, LLVMValueRef v1)
     return LLVMBuildZExt(x->f->b, v1, cg_i8(x->m), "");
 }
 
-sto_status cg_x_helper(cg_x *x, const char *name, void *addr, LLVMTypeRef ret,
-                       LLVMTypeRef *params, unsigned nparams, LLVMValueRef *callee)
+sto_status cg_x_helper(cg_x *x, const char *name, void *addr, LLVMTypeRef ret, LLVMTypeRef *params,
+                       unsigned nparams, LLVMValueRef *callee)
 {
     return cg_extern(x->m, name, cg_fn_type(x->m, ret, params, nparams), addr, callee);
 }
@@ -154,26 +153,57 @@ LLVMValueRef cg_x_guard_end(cg_x *x, cg_x_guard *g, LLVMValueRef v)
     return phi;
 }
 
-/* A join point for values arriving from several blocks. */
+/* A join point for values arriving from up to cap blocks. */
 typedef struct merge {
     LLVMBasicBlockRef join;
-    unsigned n;
-    LLVMValueRef vals[64], nulls[64];
-    LLVMBasicBlockRef from[64];
+    unsigned n, cap;
+    LLVMValueRef *vals, *nulls;
+    LLVMBasicBlockRef *from;
     bool any_null;
 } merge;
 
-static sto_status merge_add(cg_x *x, merge *mg, cg_val v)
+static sto_status merge_init(cg_x *x, merge *mg, unsigned cap, const char *name)
 {
-    if (mg->n == 64)
-        return sto_error(STO_FEATURE_NOT_SUPPORTED, "codegen: more than 63 CASE arms");
+    memset(mg, 0, sizeof(*mg));
+    mg->cap = cap;
+    mg->vals = calloc(cap + 1, sizeof(*mg->vals));
+    mg->nulls = calloc(cap + 1, sizeof(*mg->nulls));
+    mg->from = calloc(cap + 1, sizeof(*mg->from));
+    if (!mg->vals || !mg->nulls || !mg->from) {
+        free(mg->vals);
+        free(mg->nulls);
+        free(mg->from);
+        return sto_error_oom();
+    }
+    mg->join = cg_block(x->f, name);
+    return STO_OK;
+}
+
+static void merge_free(merge *mg)
+{
+    free(mg->vals);
+    free(mg->nulls);
+    free(mg->from);
+}
+
+/* v arrives from the current block, which ends with a branch to the join
+ * (cond: only when cond holds, else to `other`). */
+static void merge_add_if(cg_x *x, merge *mg, cg_val v, LLVMValueRef cond, LLVMBasicBlockRef other)
+{
     mg->vals[mg->n] = v.v;
     mg->nulls[mg->n] = v.null;
     mg->from[mg->n] = LLVMGetInsertBlock(x->f->b);
     mg->any_null |= v.null != NULL;
     mg->n++;
-    LLVMBuildBr(x->f->b, mg->join);
-    return STO_OK;
+    if (cond)
+        LLVMBuildCondBr(x->f->b, cond, mg->join, other);
+    else
+        LLVMBuildBr(x->f->b, mg->join);
+}
+
+static void merge_add(cg_x *x, merge *mg, cg_val v)
+{
+    merge_add_if(x, mg, v, NULL, NULL);
 }
 
 static cg_val merge_finish(cg_x *x, merge *mg, LLVMTypeRef ty)
@@ -201,6 +231,12 @@ static bool is_int_like(uint8_t id)
 {
     return id == STO_TYPE_BOOLEAN || id == STO_TYPE_INTEGER || id == STO_TYPE_BIGINT ||
            id == STO_TYPE_DECIMAL || id == STO_TYPE_DATE;
+}
+
+static bool is_short_const(const sql_bexpr *e)
+{
+    return e->kind == SQL_BEXPR_CONST &&
+           (e->value.is_null || e->value.v.str.len <= STO_STR_INLINE_MAX);
 }
 
 /* Whether evaluating e may raise an error or costs more than a few
@@ -234,9 +270,13 @@ static bool may_fail(const sql_bexpr *e)
         case SQL_OP_PLUS:
             for (int i = 0; i < 2; i++)
                 if (e->op.args[i] && may_fail(e->op.args[i])) return true;
-            /* comparing long strings may call memcmp */
-            return e->op.args[0] && is_string(e->op.args[0]->type.id) &&
-                   e->op.op != SQL_OP_AND && e->op.op != SQL_OP_OR && e->op.op != SQL_OP_NOT;
+            /* comparing long strings may call a helper, except equality
+             * with a short constant, which is two word compares */
+            if (!e->op.args[0] || !is_string(e->op.args[0]->type.id) || e->op.op == SQL_OP_AND ||
+                e->op.op == SQL_OP_OR || e->op.op == SQL_OP_NOT)
+                return false;
+            return !((e->op.op == SQL_OP_EQ || e->op.op == SQL_OP_NE) &&
+                     (is_short_const(e->op.args[0]) || is_short_const(e->op.args[1])));
         default:
             return true;
         }
@@ -265,16 +305,13 @@ static cg_val constant(cg_x *x, sto_type t, const sto_value *value)
 /* $n from the caller's const sto_value[] at b->params. */
 static sto_status param(cg_x *x, const sql_bexpr *e, cg_val *out)
 {
-    if (!x->b->params)
-        return sto_error(STO_INTERNAL_ERROR, "codegen: $%d used but no parameters bound",
-                         e->param);
+    if (!x->b->params || e->param < 1 || (x->ctx && (uint32_t)e->param > x->ctx->nparams))
+        return sto_error(STO_INTERNAL_ERROR, "codegen: $%d used but not bound", e->param);
     LLVMBuilderRef b = x->f->b;
     LLVMTypeRef i8 = cg_i8(x->m);
-    LLVMValueRef base =
-        LLVMBuildGEP2(b, i8, x->b->params,
-                      (LLVMValueRef[]){cg_const_i64(x->m, (int64_t)sizeof(sto_value) *
-                                                              (e->param - 1))},
-                      1, "");
+    LLVMValueRef base = LLVMBuildGEP2(
+        b, i8, x->b->params,
+        (LLVMValueRef[]){cg_const_i64(x->m, (int64_t)sizeof(sto_value) * (e->param - 1))}, 1, "");
     LLVMValueRef is_null = LLVMBuildLoad2(b, i8, base, "");
     out->null = cg_x_to_i1(x, is_null);
     LLVMValueRef vp = LLVMBuildGEP2(
@@ -433,20 +470,22 @@ static sto_status logic(cg_x *x, const sql_bexpr *e, cg_val *out)
     }
     /* The right side runs only when the left does not decide. */
     LLVMValueRef decided = is_and ? is_false(x, a) : is_true(x, a);
-    merge mg = {.join = cg_block(x->f, is_and ? "and.end" : "or.end")};
+    merge mg;
+    STO_TRY(merge_init(x, &mg, 2, is_and ? "and.end" : "or.end"));
     LLVMBasicBlockRef rhs = cg_block(x->f, is_and ? "and.rhs" : "or.rhs");
-    mg.from[0] = LLVMGetInsertBlock(x->f->b);
-    mg.vals[0] = LLVMConstInt(cg_i8(x->m), is_and ? 0 : 1, 0);
-    mg.nulls[0] = NULL;
-    mg.n = 1;
-    LLVMBuildCondBr(x->f->b, decided, mg.join, rhs);
+    cg_val early = {LLVMConstInt(cg_i8(x->m), is_and ? 0 : 1, 0), NULL};
+    merge_add_if(x, &mg, early, decided, rhs);
     LLVMPositionBuilderAtEnd(x->f->b, rhs);
     uint32_t mark = cg_x_region_begin(x);
     sto_status st = cg_x_expr(x, e->op.args[1], &b);
     cg_x_region_end(x, mark);
-    if (st) return st;
-    STO_TRY(merge_add(x, &mg, combine_logic(x, is_and, a, b)));
+    if (st) {
+        merge_free(&mg);
+        return st;
+    }
+    merge_add(x, &mg, combine_logic(x, is_and, a, b));
     *out = merge_finish(x, &mg, cg_i8(x->m));
+    merge_free(&mg);
     return STO_OK;
 }
 
@@ -554,9 +593,8 @@ static sto_status operator(cg_x *x, const sql_bexpr *e, cg_val *out)
  * not true, each arm runs only when chosen. */
 static sto_status case_expr(cg_x *x, const sql_bexpr *e, cg_val *out)
 {
-    merge *mg = calloc(1, sizeof(*mg));
-    if (!mg) return sto_error_oom();
-    mg->join = cg_block(x->f, "case.end");
+    merge mg_, *mg = &mg_;
+    STO_TRY(merge_init(x, mg, e->case_.conds.count + 1, "case.end"));
     sto_status st = STO_OK;
     uint32_t outer = cg_x_region_begin(x);
     for (uint32_t i = 0; i < e->case_.conds.count && !st; i++) {
@@ -571,7 +609,7 @@ static sto_status case_expr(cg_x *x, const sql_bexpr *e, cg_val *out)
         cg_val r;
         st = cg_x_expr(x, e->case_.results.items[i], &r);
         cg_x_region_end(x, mark);
-        if (!st) st = merge_add(x, mg, r);
+        if (!st) merge_add(x, mg, r);
         LLVMPositionBuilderAtEnd(x->f->b, next);
         /* later conditions only run when this one failed */
         if (i == 0) outer = cg_x_region_begin(x);
@@ -579,19 +617,18 @@ static sto_status case_expr(cg_x *x, const sql_bexpr *e, cg_val *out)
     if (!st) {
         cg_val r;
         st = cg_x_expr(x, e->case_.else_result, &r);
-        if (!st) st = merge_add(x, mg, r);
+        if (!st) merge_add(x, mg, r);
     }
     cg_x_region_end(x, outer);
     if (!st) *out = merge_finish(x, mg, cg_type(x->m, e->type.id));
-    free(mg);
+    merge_free(mg);
     return st;
 }
 
 static sto_status coalesce(cg_x *x, const sql_bexpr *e, cg_val *out)
 {
-    merge *mg = calloc(1, sizeof(*mg));
-    if (!mg) return sto_error_oom();
-    mg->join = cg_block(x->f, "coalesce.end");
+    merge mg_, *mg = &mg_;
+    STO_TRY(merge_init(x, mg, e->func.args.count, "coalesce.end"));
     sto_status st = STO_OK;
     uint32_t mark = cg_x_region_begin(x);
     for (uint32_t i = 0; i < e->func.args.count && !st; i++) {
@@ -599,20 +636,18 @@ static sto_status coalesce(cg_x *x, const sql_bexpr *e, cg_val *out)
         st = cg_x_expr(x, e->func.args.items[i], &v);
         if (st) break;
         if (!v.null || i + 1 == e->func.args.count) {
-            st = merge_add(x, mg, v); /* never NULL, or the last chance */
+            merge_add(x, mg, v); /* never NULL, or the last chance */
             break;
         }
+        /* taken only when not NULL */
         LLVMBasicBlockRef next = cg_block(x->f, "coalesce.next");
-        mg->vals[mg->n] = v.v;
-        mg->nulls[mg->n] = NULL;
-        mg->from[mg->n++] = LLVMGetInsertBlock(x->f->b);
-        LLVMBuildCondBr(x->f->b, v.null, next, mg->join);
+        merge_add_if(x, mg, (cg_val){v.v, NULL}, LLVMBuildNot(x->f->b, v.null, ""), next);
         LLVMPositionBuilderAtEnd(x->f->b, next);
         if (i == 0) mark = cg_x_region_begin(x);
     }
     cg_x_region_end(x, mark);
     if (!st) *out = merge_finish(x, mg, cg_type(x->m, e->type.id));
-    free(mg);
+    merge_free(mg);
     return st;
 }
 
@@ -723,7 +758,8 @@ static sto_status is_null(cg_x *x, const sql_bexpr *e, cg_val *out)
     return STO_OK;
 }
 
-/* --- numeric functions ------------------------------------------------------------------------- */
+/* --- numeric functions -------------------------------------------------------------------------
+ */
 
 static sto_status abs_func(cg_x *x, const sql_bexpr *e, cg_val *out)
 {
@@ -735,8 +771,8 @@ static sto_status abs_func(cg_x *x, const sql_bexpr *e, cg_val *out)
         LLVMTypeRef f64 = cg_f64(x->m);
         unsigned id = LLVMLookupIntrinsicID("llvm.fabs", 9);
         LLVMValueRef decl = LLVMGetIntrinsicDeclaration(cg_module_llvm(x->m), id, &f64, 1);
-        out->v = LLVMBuildCall2(b, LLVMIntrinsicGetType(cg_module_context(x->m), id, &f64, 1),
-                                decl, &a.v, 1, "");
+        out->v = LLVMBuildCall2(b, LLVMIntrinsicGetType(cg_module_context(x->m), id, &f64, 1), decl,
+                                &a.v, 1, "");
         return STO_OK;
     }
     LLVMTypeRef ty = LLVMTypeOf(a.v);
@@ -770,14 +806,14 @@ static sto_status round_func(cg_x *x, const sql_bexpr *e, cg_val *out)
         if (!has_n) {
             unsigned id = LLVMLookupIntrinsicID("llvm.rint", 9);
             LLVMValueRef decl = LLVMGetIntrinsicDeclaration(cg_module_llvm(x->m), id, &f64, 1);
-            out->v = LLVMBuildCall2(
-                b, LLVMIntrinsicGetType(cg_module_context(x->m), id, &f64, 1), decl, &a.v, 1, "");
+            out->v = LLVMBuildCall2(b, LLVMIntrinsicGetType(cg_module_context(x->m), id, &f64, 1),
+                                    decl, &a.v, 1, "");
             return STO_OK;
         }
         LLVMValueRef fn;
         LLVMTypeRef params[] = {f64, cg_i32(x->m)};
-        STO_TRY(cg_x_helper(x, "cg_rt_round_double", (void *)cg_rt_round_double, f64, params, 2,
-                            &fn));
+        STO_TRY(
+            cg_x_helper(x, "cg_rt_round_double", (void *)cg_rt_round_double, f64, params, 2, &fn));
         out->v = cg_call(x->f, fn, (LLVMValueRef[]){a.v, n.v}, 2);
         return STO_OK;
     }
@@ -839,7 +875,8 @@ static sto_status function(cg_x *x, const sql_bexpr *e, cg_val *out)
     }
 }
 
-/* --- the dispatcher ------------------------------------------------------------------------------ */
+/* --- the dispatcher ------------------------------------------------------------------------------
+ */
 
 sto_status cg_x_expr(cg_x *x, const sql_bexpr *e, cg_val *out)
 {
@@ -880,8 +917,11 @@ sto_status cg_expr_compile(cg_fn *f, const sql_plan_ctx *ctx, const sql_bexpr *e
     return cg_x_expr(&x, e, out);
 }
 
-/* As a predicate, AND and OR test their right side only when the left
- * did not decide, so a filter loads no column it does not reach. */
+/* As a predicate, AND and OR whose right side is expensive or can fail
+ * test it only when the left did not decide (so such a filter also loads no
+ * column it does not reach); cheap sides, such as comparisons of columns
+ * with constants, are combined without branches: on unsorted data a
+ * mispredicted branch costs more than a load and a compare. */
 sto_status cg_expr_compile_pred(cg_fn *f, const sql_plan_ctx *ctx, const sql_bexpr *e,
                                 cg_binding *b, LLVMValueRef *out)
 {
@@ -890,6 +930,13 @@ sto_status cg_expr_compile_pred(cg_fn *f, const sql_plan_ctx *ctx, const sql_bex
         bool is_and = e->op.op == SQL_OP_AND;
         LLVMValueRef a;
         STO_TRY(cg_expr_compile_pred(f, ctx, e->op.args[0], b, &a));
+        if (!may_fail(e->op.args[1])) {
+            /* cheap: no branch to mispredict */
+            LLVMValueRef c;
+            STO_TRY(cg_expr_compile_pred(f, ctx, e->op.args[1], b, &c));
+            *out = is_and ? LLVMBuildAnd(f->b, a, c, "") : LLVMBuildOr(f->b, a, c, "");
+            return STO_OK;
+        }
         LLVMBasicBlockRef from = LLVMGetInsertBlock(f->b);
         LLVMBasicBlockRef rhs = cg_block(f, is_and ? "pred.and" : "pred.or");
         LLVMBasicBlockRef join = cg_block(f, "pred.end");

@@ -13,8 +13,8 @@
  *        ▲                     │
  *        │                     └─ column ids are looked up in a cg_binding,
  *   pipeline compiler             which loads a column the first time it is
- *   (owns the binding)            used (so a filter can skip loading columns
- *                                 it never reaches)
+ *   (owns the binding)            used (so a filter whose costly conditions
+ *                                 are branched around skips their columns)
  *
  * Values. A cg_val holds a value of the expression's SQL type in the LLVM
  * type cg_type() gives (BOOLEAN i8 0/1, INTEGER/DATE i32, BIGINT/DECIMAL
@@ -24,9 +24,10 @@
  *
  * Errors. Checks (overflow 22003, division by zero 22012, invalid text
  * 22P02, ...) leave the generated function through the cg_error protocol of
- * ir.h, reporting f->row. Branches not taken (an untaken CASE arm, the right
- * side of a false AND, later COALESCE arguments) are not evaluated, so their
- * errors cannot happen.
+ * ir.h, reporting f->row. What SQL does not evaluate raises nothing: an
+ * untaken CASE arm, COALESCE arguments after a non-NULL one, and the right
+ * side of AND/OR once the left side decides (when that side can fail; sides
+ * that cannot fail are evaluated branch-free).
  *
  * Strings made at run time (||, UPPER, casts to text longer than 12 bytes)
  * are allocated in a cg_rt_strings arena (codegen/rt.h) whose address the
@@ -34,8 +35,8 @@
  * (per morsel), so a sink that keeps a string must copy it. SUBSTRING never
  * allocates: it points into its argument's bytes or stores inline.
  *
- * Compile errors (an expression kind the generator cannot handle, such as an
- * unnested subquery, or a missing string arena) come back as sto_status;
+ * Compile errors (an expression kind the generator cannot handle, such as a
+ * subquery not yet unnested, or a missing string arena) come back as sto_status;
  * the function under construction must then be discarded.
  */
 #ifndef RACKDB_CODEGEN_EXPR_H
@@ -71,9 +72,9 @@ typedef cg_val (*cg_load_fn)(void *arg, cg_fn *f, sql_colid id);
  * the branch; values loaded unconditionally stay cached and may be used by
  * code the caller emits afterwards. */
 typedef struct cg_binding {
-    uint32_t ncols;  /* ids 1..ncols are valid */
-    cg_val *vals;    /* [ncols + 1], owned */
-    sql_colid *log;  /* ids loaded lazily, in order (internal) */
+    uint32_t ncols; /* ids 1..ncols are valid */
+    cg_val *vals;   /* [ncols + 1], owned */
+    sql_colid *log; /* ids loaded lazily, in order (internal) */
     uint32_t nlog;
     cg_load_fn load; /* may be NULL: every used id must be in vals */
     void *load_arg;

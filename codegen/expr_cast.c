@@ -38,8 +38,8 @@ static void check_precision(cg_x *x, LLVMValueRef v, int precision)
     int64_t limit = pow10_i64(precision) - 1;
     /* -limit <= v <= limit as one unsigned comparison */
     LLVMValueRef shifted = LLVMBuildAdd(x->f->b, v, cg_const_i64(x->m, limit), "");
-    LLVMValueRef bad = LLVMBuildICmp(x->f->b, LLVMIntUGT, shifted,
-                                     cg_const_i64(x->m, 2 * limit), "");
+    LLVMValueRef bad =
+        LLVMBuildICmp(x->f->b, LLVMIntUGT, shifted, cg_const_i64(x->m, 2 * limit), "");
     cg_fail_if(x->f, bad, CG_ERR_OVERFLOW, STO_TYPE_DECIMAL);
 }
 
@@ -48,8 +48,8 @@ static LLVMValueRef call_f64_intrinsic(cg_x *x, const char *name, LLVMValueRef v
     LLVMTypeRef f64 = cg_f64(x->m);
     unsigned id = LLVMLookupIntrinsicID(name, strlen(name));
     LLVMValueRef decl = LLVMGetIntrinsicDeclaration(cg_module_llvm(x->m), id, &f64, 1);
-    return LLVMBuildCall2(x->f->b, LLVMIntrinsicGetType(cg_module_context(x->m), id, &f64, 1),
-                          decl, &v, 1, "");
+    return LLVMBuildCall2(x->f->b, LLVMIntrinsicGetType(cg_module_context(x->m), id, &f64, 1), decl,
+                          &v, 1, "");
 }
 
 /* DOUBLE → INTEGER/BIGINT: rint, then the range; NaN is out of range. */
@@ -59,9 +59,9 @@ static LLVMValueRef double_to_int(cg_x *x, LLVMValueRef v, sto_type to)
     LLVMValueRef r = call_f64_intrinsic(x, "llvm.rint", v);
     double lo = to.id == STO_TYPE_INTEGER ? -2147483648.0 : -9223372036854775808.0;
     double hi = to.id == STO_TYPE_INTEGER ? 2147483648.0 : 9223372036854775808.0;
-    LLVMValueRef ok = LLVMBuildAnd(b, LLVMBuildFCmp(b, LLVMRealOGE, r, cg_const_f64(x->m, lo), ""),
-                                   LLVMBuildFCmp(b, LLVMRealOLT, r, cg_const_f64(x->m, hi), ""),
-                                   "");
+    LLVMValueRef ok =
+        LLVMBuildAnd(b, LLVMBuildFCmp(b, LLVMRealOGE, r, cg_const_f64(x->m, lo), ""),
+                     LLVMBuildFCmp(b, LLVMRealOLT, r, cg_const_f64(x->m, hi), ""), "");
     cg_fail_if(x->f, LLVMBuildNot(b, ok, ""), CG_ERR_OVERFLOW, to.id);
     return LLVMBuildFPToSI(b, r, cg_type(x->m, to.id), "");
 }
@@ -133,17 +133,15 @@ static sto_status string_to(cg_x *x, sto_type to, cg_val in, cg_val *out)
     }
     case STO_TYPE_DECIMAL: {
         LLVMTypeRef p[] = {ptr, ptr, i32, i32, ptr};
-        STO_TRY(cg_x_helper(x, "cg_rt_str_to_decimal", (void *)cg_rt_str_to_decimal, i32, p, 5,
-                            &fn));
-        LLVMValueRef args[] = {s, cg_const_i32(x->m, to.precision),
-                               cg_const_i32(x->m, to.scale)};
+        STO_TRY(
+            cg_x_helper(x, "cg_rt_str_to_decimal", (void *)cg_rt_str_to_decimal, i32, p, 5, &fn));
+        LLVMValueRef args[] = {s, cg_const_i32(x->m, to.precision), cg_const_i32(x->m, to.scale)};
         out->v = call_with_out(x, fn, in.null, args, 3, cg_i64(x->m), true);
         return STO_OK;
     }
     case STO_TYPE_DOUBLE: {
         LLVMTypeRef p[] = {ptr, ptr, ptr};
-        STO_TRY(cg_x_helper(x, "cg_rt_str_to_double", (void *)cg_rt_str_to_double, i32, p, 3,
-                            &fn));
+        STO_TRY(cg_x_helper(x, "cg_rt_str_to_double", (void *)cg_rt_str_to_double, i32, p, 3, &fn));
         out->v = call_with_out(x, fn, in.null, &s, 1, cg_f64(x->m), true);
         return STO_OK;
     }
@@ -179,8 +177,8 @@ static sto_status to_string(cg_x *x, sto_type from, cg_val in, cg_val *out)
     }
     if (from.id == STO_TYPE_DATE) {
         LLVMTypeRef p[] = {i32, ptr};
-        STO_TRY(cg_x_helper(x, "cg_rt_date_to_str", (void *)cg_rt_date_to_str, cg_void(x->m), p,
-                            2, &fn));
+        STO_TRY(cg_x_helper(x, "cg_rt_date_to_str", (void *)cg_rt_date_to_str, cg_void(x->m), p, 2,
+                            &fn));
         out->v = call_with_out(x, fn, in.null, &in.v, 1, str, false);
         return STO_OK;
     }
@@ -198,8 +196,8 @@ static sto_status to_string(cg_x *x, sto_type from, cg_val in, cg_val *out)
     }
     case STO_TYPE_DECIMAL: {
         LLVMTypeRef p[] = {ptr, ptr, i64, i32, ptr};
-        STO_TRY(cg_x_helper(x, "cg_rt_decimal_to_str", (void *)cg_rt_decimal_to_str, i32, p, 5,
-                            &fn));
+        STO_TRY(
+            cg_x_helper(x, "cg_rt_decimal_to_str", (void *)cg_rt_decimal_to_str, i32, p, 5, &fn));
         args[1] = in.v;
         args[2] = cg_const_i32(x->m, from.scale);
         out->v = call_with_out(x, fn, in.null, args, 3, str, true);
@@ -207,8 +205,7 @@ static sto_status to_string(cg_x *x, sto_type from, cg_val in, cg_val *out)
     }
     case STO_TYPE_DOUBLE: {
         LLVMTypeRef p[] = {ptr, ptr, cg_f64(x->m), ptr};
-        STO_TRY(cg_x_helper(x, "cg_rt_double_to_str", (void *)cg_rt_double_to_str, i32, p, 4,
-                            &fn));
+        STO_TRY(cg_x_helper(x, "cg_rt_double_to_str", (void *)cg_rt_double_to_str, i32, p, 4, &fn));
         args[1] = in.v;
         out->v = call_with_out(x, fn, in.null, args, 2, str, true);
         return STO_OK;
@@ -231,8 +228,8 @@ static sto_status fit_string(cg_x *x, sto_type from, sto_type to, cg_val in, cg_
     LLVMTypeRef ptr = cg_ptr(x->m), i32 = cg_i32(x->m), str = cg_type(x->m, STO_TYPE_VARCHAR);
     LLVMValueRef fn;
     LLVMTypeRef p[] = {ptr, i32, i32, ptr};
-    STO_TRY(cg_x_helper(x, "cg_rt_str_truncate", (void *)cg_rt_str_truncate, cg_void(x->m), p, 4,
-                        &fn));
+    STO_TRY(
+        cg_x_helper(x, "cg_rt_str_truncate", (void *)cg_rt_str_truncate, cg_void(x->m), p, 4, &fn));
     LLVMValueRef v = in.null ? cg_x_sanitize(x, in.v, in.null, LLVMConstNull(str)) : in.v;
     LLVMValueRef need = cg_const_bool(x->m, true);
     if (!strip) {
@@ -267,8 +264,8 @@ sto_status cg_x_cast(cg_x *x, sto_type from, sto_type to, cg_val in, cg_val *out
 {
     *out = in;
     LLVMBuilderRef b = x->f->b;
-    bool from_num = is_integer(from.id) || from.id == STO_TYPE_DECIMAL ||
-                    from.id == STO_TYPE_DOUBLE;
+    bool from_num =
+        is_integer(from.id) || from.id == STO_TYPE_DECIMAL || from.id == STO_TYPE_DOUBLE;
     bool to_num = is_integer(to.id) || to.id == STO_TYPE_DECIMAL || to.id == STO_TYPE_DOUBLE;
     if (from_num && to_num) {
         if (from.id == to.id && (from.id != STO_TYPE_DECIMAL ||
@@ -280,8 +277,8 @@ sto_status cg_x_cast(cg_x *x, sto_type from, sto_type to, cg_val in, cg_val *out
             LLVMTypeRef ptr = cg_ptr(x->m), i32 = cg_i32(x->m);
             LLVMTypeRef p[] = {ptr, cg_f64(x->m), i32, i32, ptr};
             LLVMValueRef fn;
-            STO_TRY(cg_x_helper(x, "cg_rt_double_to_decimal", (void *)cg_rt_double_to_decimal,
-                                i32, p, 5, &fn));
+            STO_TRY(cg_x_helper(x, "cg_rt_double_to_decimal", (void *)cg_rt_double_to_decimal, i32,
+                                p, 5, &fn));
             LLVMValueRef args[] = {in.v, cg_const_i32(x->m, to.precision),
                                    cg_const_i32(x->m, to.scale)};
             out->v = call_with_out(x, fn, in.null, args, 3, cg_i64(x->m), true);
@@ -302,8 +299,8 @@ sto_status cg_x_cast(cg_x *x, sto_type from, sto_type to, cg_val in, cg_val *out
         return STO_OK;
     }
     if (is_integer(from.id) && to.id == STO_TYPE_BOOLEAN) {
-        out->v = cg_x_from_i1(
-            x, LLVMBuildICmp(b, LLVMIntNE, in.v, LLVMConstNull(LLVMTypeOf(in.v)), ""));
+        out->v =
+            cg_x_from_i1(x, LLVMBuildICmp(b, LLVMIntNE, in.v, LLVMConstNull(LLVMTypeOf(in.v)), ""));
         return STO_OK;
     }
     if (from.id == to.id) return STO_OK;

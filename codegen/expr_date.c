@@ -9,139 +9,152 @@
  *
  * Adding months keeps the day of the month unless the target month is
  * shorter, in which case it is its last day (PostgreSQL: 2023-01-31 + 1 month
- * = 2023-02-28). Results outside the int32 day range raise 22003 ("date out
- * of range"); PostgreSQL's narrower date range is not enforced.
+ * = 2023-02-28). Results outside PostgreSQL's date range (4713 BC to
+ * 5874897 AD) raise 22003 ("date out of range").
  */
 #include "codegen/expr_int.h"
-
-/* floor(a / b) for b > 0 (i64). */
-static LLVMValueRef floor_div(cg_x *x, LLVMValueRef a, int64_t b)
-{
-    LLVMBuilderRef bl = x->f->b;
-    LLVMValueRef bc = cg_const_i64(x->m, b);
-    LLVMValueRef q = LLVMBuildSDiv(bl, a, bc, "");
-    LLVMValueRef r = LLVMBuildSRem(bl, a, bc, "");
-    LLVMValueRef adjust = LLVMBuildICmp(bl, LLVMIntSLT, r, cg_const_i64(x->m, 0), "");
-    return LLVMBuildSub(bl, q, LLVMBuildZExt(bl, adjust, cg_i64(x->m), ""), "");
-}
 
 static LLVMValueRef c64(cg_x *x, int64_t v)
 {
     return cg_const_i64(x->m, v);
 }
 
+static LLVMValueRef c32(cg_x *x, int64_t v)
+{
+    return LLVMConstInt(cg_i32(x->m), (uint64_t)v, 0);
+}
+
+/* All in 32-bit unsigned arithmetic, which vectorizes well: shifting the
+ * day number by 14694 eras (and 0000-03-01 to 0) makes it non-negative and
+ * keeps it below 2^32, so the era is a plain unsigned division. That holds
+ * for every int32 day except the lowest 14862 (around year -5,877,000), far
+ * below what date arithmetic here can produce (PostgreSQL's range, 4713 BC
+ * to 5874897 AD). */
+enum { ERA_DAYS = 146097, ERA_SHIFT = 14694, EPOCH_SHIFT = 719468 };
+
 void cg_x_civil_from_days(cg_x *x, LLVMValueRef days, LLVMValueRef *y, LLVMValueRef *m,
                           LLVMValueRef *d)
 {
     LLVMBuilderRef b = x->f->b;
-    LLVMValueRef z = LLVMBuildAdd(b, LLVMBuildSExt(b, days, cg_i64(x->m), ""), c64(x, 719468), "");
-    LLVMValueRef era = floor_div(x, z, 146097);
-    LLVMValueRef doe = LLVMBuildSub(b, z, LLVMBuildMul(b, era, c64(x, 146097), ""), "");
+    LLVMValueRef z = LLVMBuildAdd(b, days, c32(x, EPOCH_SHIFT + (int64_t)ERA_DAYS * ERA_SHIFT), "");
+    LLVMValueRef era = LLVMBuildUDiv(b, z, c32(x, ERA_DAYS), "");
+    LLVMValueRef doe = LLVMBuildSub(b, z, LLVMBuildMul(b, era, c32(x, ERA_DAYS), ""), "");
     /* yoe = (doe - doe/1460 + doe/36524 - doe/146096) / 365 */
-    LLVMValueRef t = LLVMBuildSub(b, doe, LLVMBuildUDiv(b, doe, c64(x, 1460), ""), "");
-    t = LLVMBuildAdd(b, t, LLVMBuildUDiv(b, doe, c64(x, 36524), ""), "");
-    t = LLVMBuildSub(b, t, LLVMBuildUDiv(b, doe, c64(x, 146096), ""), "");
-    LLVMValueRef yoe = LLVMBuildUDiv(b, t, c64(x, 365), "");
+    LLVMValueRef t = LLVMBuildSub(b, doe, LLVMBuildUDiv(b, doe, c32(x, 1460), ""), "");
+    t = LLVMBuildAdd(b, t, LLVMBuildUDiv(b, doe, c32(x, 36524), ""), "");
+    t = LLVMBuildSub(b, t, LLVMBuildUDiv(b, doe, c32(x, 146096), ""), "");
+    LLVMValueRef yoe = LLVMBuildUDiv(b, t, c32(x, 365), "");
     /* doy = doe - (365 yoe + yoe/4 - yoe/100) */
-    LLVMValueRef s = LLVMBuildMul(b, yoe, c64(x, 365), "");
-    s = LLVMBuildAdd(b, s, LLVMBuildUDiv(b, yoe, c64(x, 4), ""), "");
-    s = LLVMBuildSub(b, s, LLVMBuildUDiv(b, yoe, c64(x, 100), ""), "");
+    LLVMValueRef s = LLVMBuildMul(b, yoe, c32(x, 365), "");
+    s = LLVMBuildAdd(b, s, LLVMBuildUDiv(b, yoe, c32(x, 4), ""), "");
+    s = LLVMBuildSub(b, s, LLVMBuildUDiv(b, yoe, c32(x, 100), ""), "");
     LLVMValueRef doy = LLVMBuildSub(b, doe, s, "");
+    /* mp: months since March */
     LLVMValueRef mp = LLVMBuildUDiv(
-        b, LLVMBuildAdd(b, LLVMBuildMul(b, doy, c64(x, 5), ""), c64(x, 2), ""), c64(x, 153), "");
-    LLVMValueRef day = LLVMBuildAdd(
-        b,
-        LLVMBuildSub(b, doy,
-                     LLVMBuildUDiv(b,
-                                   LLVMBuildAdd(b, LLVMBuildMul(b, mp, c64(x, 153), ""),
-                                                c64(x, 2), ""),
-                                   c64(x, 5), ""),
-                     ""),
-        c64(x, 1), "");
-    LLVMValueRef early = LLVMBuildICmp(b, LLVMIntULT, mp, c64(x, 10), ""); /* Mar..Dec */
-    LLVMValueRef month =
-        LLVMBuildSelect(b, early, LLVMBuildAdd(b, mp, c64(x, 3), ""),
-                        LLVMBuildSub(b, mp, c64(x, 9), ""), "");
-    LLVMValueRef year = LLVMBuildAdd(b, yoe, LLVMBuildMul(b, era, c64(x, 400), ""), "");
-    year = LLVMBuildAdd(b, year, LLVMBuildZExt(b, LLVMBuildNot(b, early, ""), cg_i64(x->m), ""),
-                        "");
-    LLVMTypeRef i32 = cg_i32(x->m);
-    *y = LLVMBuildTrunc(b, year, i32, "");
-    *m = LLVMBuildTrunc(b, month, i32, "");
-    *d = LLVMBuildTrunc(b, day, i32, "");
+        b, LLVMBuildAdd(b, LLVMBuildMul(b, doy, c32(x, 5), ""), c32(x, 2), ""), c32(x, 153), "");
+    LLVMValueRef month_start = LLVMBuildUDiv(
+        b, LLVMBuildAdd(b, LLVMBuildMul(b, mp, c32(x, 153), ""), c32(x, 2), ""), c32(x, 5), "");
+    *d = LLVMBuildAdd(b, LLVMBuildSub(b, doy, month_start, ""), c32(x, 1), "");
+    LLVMValueRef early = LLVMBuildICmp(b, LLVMIntULT, mp, c32(x, 10), ""); /* Mar..Dec */
+    *m = LLVMBuildSelect(b, early, LLVMBuildAdd(b, mp, c32(x, 3), ""),
+                         LLVMBuildSub(b, mp, c32(x, 9), ""), "");
+    LLVMValueRef era400 =
+        LLVMBuildMul(b, LLVMBuildSub(b, era, c32(x, ERA_SHIFT), ""), c32(x, 400), "");
+    LLVMValueRef year = LLVMBuildAdd(b, yoe, era400, "");
+    *y = LLVMBuildAdd(b, year, LLVMBuildZExt(b, LLVMBuildNot(b, early, ""), cg_i32(x->m), ""), "");
 }
 
-/* Day number (i64) of year/month/day given as i64, month 1..12. */
-static LLVMValueRef days_from_civil(cg_x *x, LLVMValueRef y, LLVMValueRef m, LLVMValueRef d)
+/* Years are shifted by 4800 (a multiple of 400, so leap years stay leap
+ * years) to be non-negative in the unsigned arithmetic below. */
+enum { YEAR_SHIFT = 4800, YEAR_MIN = -4713, YEAR_MAX = 5874897 };
+
+/* Day number (i32) of a civil date: yu = year + YEAR_SHIFT, m 1..12, d,
+ * all i32 (the algorithm of cg_x_civil_from_days backwards). */
+static LLVMValueRef days_from_civil(cg_x *x, LLVMValueRef yu, LLVMValueRef m, LLVMValueRef d)
 {
     LLVMBuilderRef b = x->f->b;
-    LLVMValueRef early = LLVMBuildICmp(b, LLVMIntSLE, m, c64(x, 2), ""); /* Jan, Feb */
-    y = LLVMBuildSub(b, y, LLVMBuildZExt(b, early, cg_i64(x->m), ""), "");
-    LLVMValueRef era = floor_div(x, y, 400);
-    LLVMValueRef yoe = LLVMBuildSub(b, y, LLVMBuildMul(b, era, c64(x, 400), ""), "");
-    LLVMValueRef mp = LLVMBuildSelect(b, early, LLVMBuildAdd(b, m, c64(x, 9), ""),
-                                      LLVMBuildSub(b, m, c64(x, 3), ""), "");
+    LLVMValueRef early = LLVMBuildICmp(b, LLVMIntULE, m, c32(x, 2), ""); /* Jan, Feb */
+    yu = LLVMBuildSub(b, yu, LLVMBuildZExt(b, early, cg_i32(x->m), ""), "");
+    LLVMValueRef era = LLVMBuildUDiv(b, yu, c32(x, 400), "");
+    LLVMValueRef yoe = LLVMBuildSub(b, yu, LLVMBuildMul(b, era, c32(x, 400), ""), "");
+    LLVMValueRef mp = LLVMBuildSelect(b, early, LLVMBuildAdd(b, m, c32(x, 9), ""),
+                                      LLVMBuildSub(b, m, c32(x, 3), ""), "");
     LLVMValueRef doy = LLVMBuildAdd(
         b,
-        LLVMBuildUDiv(b, LLVMBuildAdd(b, LLVMBuildMul(b, mp, c64(x, 153), ""), c64(x, 2), ""),
-                      c64(x, 5), ""),
-        LLVMBuildSub(b, d, c64(x, 1), ""), "");
-    LLVMValueRef doe = LLVMBuildMul(b, yoe, c64(x, 365), "");
-    doe = LLVMBuildAdd(b, doe, LLVMBuildUDiv(b, yoe, c64(x, 4), ""), "");
-    doe = LLVMBuildSub(b, doe, LLVMBuildUDiv(b, yoe, c64(x, 100), ""), "");
+        LLVMBuildUDiv(b, LLVMBuildAdd(b, LLVMBuildMul(b, mp, c32(x, 153), ""), c32(x, 2), ""),
+                      c32(x, 5), ""),
+        LLVMBuildSub(b, d, c32(x, 1), ""), "");
+    LLVMValueRef doe = LLVMBuildMul(b, yoe, c32(x, 365), "");
+    doe = LLVMBuildAdd(b, doe, LLVMBuildUDiv(b, yoe, c32(x, 4), ""), "");
+    doe = LLVMBuildSub(b, doe, LLVMBuildUDiv(b, yoe, c32(x, 100), ""), "");
     doe = LLVMBuildAdd(b, doe, doy, "");
-    LLVMValueRef r = LLVMBuildMul(b, era, c64(x, 146097), "");
-    r = LLVMBuildAdd(b, r, doe, "");
-    return LLVMBuildSub(b, r, c64(x, 719468), "");
+    LLVMValueRef signed_era = LLVMBuildSub(b, era, c32(x, YEAR_SHIFT / 400), "");
+    LLVMValueRef r = LLVMBuildAdd(b, LLVMBuildMul(b, signed_era, c32(x, ERA_DAYS), ""), doe, "");
+    return LLVMBuildSub(b, r, c32(x, EPOCH_SHIFT), "");
 }
 
-/* Days in month m (1..12) of year y, both i64. */
-static LLVMValueRef days_in_month(cg_x *x, LLVMValueRef y, LLVMValueRef m)
+/* Days in month m (1..12) of shifted year yu, both i32. */
+static LLVMValueRef days_in_month(cg_x *x, LLVMValueRef yu, LLVMValueRef m)
 {
     LLVMBuilderRef b = x->f->b;
     /* 30 or 31 by (m + m/8) & 1, then February */
-    LLVMValueRef odd = LLVMBuildAnd(
-        b, LLVMBuildAdd(b, m, LLVMBuildLShr(b, m, c64(x, 3), ""), ""), c64(x, 1), "");
-    LLVMValueRef len = LLVMBuildAdd(b, c64(x, 30), odd, "");
-    LLVMValueRef by4 = LLVMBuildICmp(b, LLVMIntEQ, LLVMBuildSRem(b, y, c64(x, 4), ""),
-                                     c64(x, 0), "");
-    LLVMValueRef by100 = LLVMBuildICmp(b, LLVMIntEQ, LLVMBuildSRem(b, y, c64(x, 100), ""),
-                                       c64(x, 0), "");
-    LLVMValueRef by400 = LLVMBuildICmp(b, LLVMIntEQ, LLVMBuildSRem(b, y, c64(x, 400), ""),
-                                       c64(x, 0), "");
+    LLVMValueRef odd =
+        LLVMBuildAnd(b, LLVMBuildAdd(b, m, LLVMBuildLShr(b, m, c32(x, 3), ""), ""), c32(x, 1), "");
+    LLVMValueRef len = LLVMBuildAdd(b, c32(x, 30), odd, "");
+    LLVMValueRef by4 =
+        LLVMBuildICmp(b, LLVMIntEQ, LLVMBuildAnd(b, yu, c32(x, 3), ""), c32(x, 0), "");
+    LLVMValueRef by100 =
+        LLVMBuildICmp(b, LLVMIntEQ, LLVMBuildURem(b, yu, c32(x, 100), ""), c32(x, 0), "");
+    LLVMValueRef by400 =
+        LLVMBuildICmp(b, LLVMIntEQ, LLVMBuildURem(b, yu, c32(x, 400), ""), c32(x, 0), "");
     LLVMValueRef leap =
         LLVMBuildOr(b, LLVMBuildAnd(b, by4, LLVMBuildNot(b, by100, ""), ""), by400, "");
-    LLVMValueRef feb = LLVMBuildSelect(b, leap, c64(x, 29), c64(x, 28), "");
-    return LLVMBuildSelect(b, LLVMBuildICmp(b, LLVMIntEQ, m, c64(x, 2), ""), feb, len, "");
+    LLVMValueRef feb = LLVMBuildSelect(b, leap, c32(x, 29), c32(x, 28), "");
+    return LLVMBuildSelect(b, LLVMBuildICmp(b, LLVMIntEQ, m, c32(x, 2), ""), feb, len, "");
 }
 
-/* An i64 day number as a DATE, or 22003. */
+/* PostgreSQL's date range in days since 1970-01-01: 4714-11-24 BC (Julian
+ * day 0) to 5874897-12-31. */
+#define DATE_MIN_DAYS (-2440588LL)
+#define DATE_MAX_DAYS 2145042905LL
+
+/* An i64 day number as a DATE; outside PostgreSQL's range 22003 ("date out
+ * of range"). */
 static LLVMValueRef to_date(cg_x *x, LLVMValueRef days)
 {
-    return cg_narrow(x->f, days, cg_i32(x->m), STO_TYPE_DATE);
+    LLVMBuilderRef b = x->f->b;
+    LLVMValueRef off = LLVMBuildSub(b, days, c64(x, DATE_MIN_DAYS), "");
+    LLVMValueRef bad = LLVMBuildICmp(b, LLVMIntUGT, off, c64(x, DATE_MAX_DAYS - DATE_MIN_DAYS), "");
+    cg_fail_if(x->f, bad, CG_ERR_OVERFLOW, STO_TYPE_DATE);
+    return LLVMBuildTrunc(b, days, cg_i32(x->m), "");
 }
 
-/* date (i32) + months (i64). */
+/* date (i32) + months (i64). The month count since the shifted year 0 is
+ * range-checked in i64 first (a year outside PostgreSQL's range cannot give
+ * a valid date); everything after fits 32 bits. */
 static LLVMValueRef add_months(cg_x *x, LLVMValueRef date, LLVMValueRef months)
 {
     LLVMBuilderRef b = x->f->b;
-    LLVMTypeRef i64 = cg_i64(x->m);
+    LLVMTypeRef i32 = cg_i32(x->m), i64 = cg_i64(x->m);
     LLVMValueRef y, m, d;
     cg_x_civil_from_days(x, date, &y, &m, &d);
-    /* months since year 0, shifted */
-    LLVMValueRef total = LLVMBuildAdd(b, LLVMBuildMul(b, LLVMBuildSExt(b, y, i64, ""), c64(x, 12), ""),
-                                      LLVMBuildSub(b, LLVMBuildSExt(b, m, i64, ""), c64(x, 1), ""),
-                                      "");
+    LLVMValueRef yu = LLVMBuildAdd(b, y, c32(x, YEAR_SHIFT), "");
+    LLVMValueRef total = LLVMBuildMul(b, LLVMBuildSExt(b, yu, i64, ""), c64(x, 12), "");
+    total =
+        LLVMBuildAdd(b, total, LLVMBuildSExt(b, LLVMBuildSub(b, m, c32(x, 1), ""), i64, ""), "");
     total = LLVMBuildAdd(b, total, months, "");
-    LLVMValueRef ny = floor_div(x, total, 12);
-    LLVMValueRef nm =
-        LLVMBuildAdd(b, LLVMBuildSub(b, total, LLVMBuildMul(b, ny, c64(x, 12), ""), ""),
-                     c64(x, 1), "");
-    LLVMValueRef dim = days_in_month(x, ny, nm);
-    LLVMValueRef d64 = LLVMBuildSExt(b, d, i64, "");
-    LLVMValueRef nd =
-        LLVMBuildSelect(b, LLVMBuildICmp(b, LLVMIntSGT, d64, dim, ""), dim, d64, "");
-    return to_date(x, days_from_civil(x, ny, nm, nd));
+    int64_t lo = (int64_t)(YEAR_MIN + YEAR_SHIFT) * 12,
+            hi = (int64_t)(YEAR_MAX + YEAR_SHIFT) * 12 + 11;
+    LLVMValueRef bad =
+        LLVMBuildICmp(b, LLVMIntUGT, LLVMBuildSub(b, total, c64(x, lo), ""), c64(x, hi - lo), "");
+    cg_fail_if(x->f, bad, CG_ERR_OVERFLOW, STO_TYPE_DATE);
+    LLVMValueRef t32 = LLVMBuildTrunc(b, total, i32, "");
+    LLVMValueRef nyu = LLVMBuildUDiv(b, t32, c32(x, 12), "");
+    LLVMValueRef nm = LLVMBuildAdd(
+        b, LLVMBuildSub(b, t32, LLVMBuildMul(b, nyu, c32(x, 12), ""), ""), c32(x, 1), "");
+    LLVMValueRef dim = days_in_month(x, nyu, nm);
+    LLVMValueRef nd = LLVMBuildSelect(b, LLVMBuildICmp(b, LLVMIntUGT, d, dim, ""), dim, d, "");
+    return to_date(x, LLVMBuildSExt(b, days_from_civil(x, nyu, nm, nd), i64, ""));
 }
 
 sto_status cg_x_date_func(cg_x *x, const sql_bexpr *e, cg_val *out)
@@ -155,7 +168,7 @@ sto_status cg_x_date_func(cg_x *x, const sql_bexpr *e, cg_val *out)
     LLVMValueRef va = cg_x_sanitize(x, a.v, out->null, zero);
     LLVMValueRef vn = n.v ? cg_x_sanitize(x, n.v, out->null, LLVMConstNull(LLVMTypeOf(n.v))) : NULL;
     if (vn && e->func.id != SQL_FUNC_DATE_DIFF_DAYS)
-        vn = LLVMBuildSExt(b, vn, cg_i64(x->m), ""); /* INTEGER days or months */
+        vn = cg_widen(x->f, vn, cg_i64(x->m)); /* INTEGER days or months */
     LLVMValueRef y, m, d;
     switch (e->func.id) {
     case SQL_FUNC_EXTRACT_YEAR:

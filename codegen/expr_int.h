@@ -34,8 +34,8 @@ LLVMValueRef cg_x_sanitize(cg_x *x, LLVMValueRef v, LLVMValueRef null, LLVMValue
 LLVMValueRef cg_x_to_i1(cg_x *x, LLVMValueRef v8);
 LLVMValueRef cg_x_from_i1(cg_x *x, LLVMValueRef v1);
 /* A runtime helper of codegen/rt.h, declared in the module. */
-sto_status cg_x_helper(cg_x *x, const char *name, void *addr, LLVMTypeRef ret,
-                       LLVMTypeRef *params, unsigned nparams, LLVMValueRef *callee);
+sto_status cg_x_helper(cg_x *x, const char *name, void *addr, LLVMTypeRef ret, LLVMTypeRef *params,
+                       unsigned nparams, LLVMValueRef *callee);
 /* A stack slot of type ty in the entry block. */
 LLVMValueRef cg_x_slot(cg_x *x, LLVMTypeRef ty);
 

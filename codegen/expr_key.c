@@ -123,8 +123,8 @@ LLVMValueRef cg_compare_vals(cg_fn *f, cg_val a, cg_val b, sto_type type, bool d
     LLVMValueRef an = a.null ? a.null : f0, bn = b.null ? b.null : f0;
     /* one NULL: it goes first or last; both: equal */
     LLVMValueRef first = cg_const_i32(f->m, nulls_first ? -1 : 1);
-    LLVMValueRef null_c = LLVMBuildSelect(
-        bl, an, LLVMBuildSelect(bl, bn, cg_const_i32(f->m, 0), first, ""),
-        LLVMBuildNeg(bl, first, ""), "");
+    LLVMValueRef null_c =
+        LLVMBuildSelect(bl, an, LLVMBuildSelect(bl, bn, cg_const_i32(f->m, 0), first, ""),
+                        LLVMBuildNeg(bl, first, ""), "");
     return LLVMBuildSelect(bl, LLVMBuildOr(bl, an, bn, ""), null_c, c, "");
 }

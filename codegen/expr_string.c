@@ -76,8 +76,8 @@ void cg_x_str_words(cg_x *x, LLVMValueRef s, LLVMValueRef *w0, LLVMValueRef *w1)
     LLVMTypeRef i64 = cg_i64(x->m);
     LLVMValueRef slot = cg_x_str_spill(x, s);
     *w0 = LLVMBuildLoad2(b, i64, slot, "");
-    LLVMValueRef p1 = LLVMBuildGEP2(b, cg_i8(x->m), slot, (LLVMValueRef[]){cg_const_i64(x->m, 8)},
-                                    1, "");
+    LLVMValueRef p1 =
+        LLVMBuildGEP2(b, cg_i8(x->m), slot, (LLVMValueRef[]){cg_const_i64(x->m, 8)}, 1, "");
     *w1 = LLVMBuildLoad2(b, i64, p1, "");
 }
 
@@ -142,8 +142,7 @@ static LLVMValueRef len_of(cg_x *x, LLVMValueRef w0)
 }
 
 static LLVMValueRef helper_call(cg_x *x, const char *name, void *addr, LLVMTypeRef ret,
-                                LLVMTypeRef *params, unsigned n, LLVMValueRef *args,
-                                sto_status *st)
+                                LLVMTypeRef *params, unsigned n, LLVMValueRef *args, sto_status *st)
 {
     LLVMValueRef fn;
     *st = cg_x_helper(x, name, addr, ret, params, n, &fn);
@@ -177,9 +176,9 @@ LLVMValueRef cg_x_str_eq(cg_x *x, LLVMValueRef a, LLVMValueRef b)
     if (is_const && known <= STO_STR_INLINE_MAX) return fast;
 
     /* long strings with equal heads: compare the bytes after the prefix */
-    LLVMValueRef is_long =
-        is_const ? cg_const_bool(x->m, true)
-                 : LLVMBuildICmp(bl, LLVMIntUGT, len, c64(x, STO_STR_INLINE_MAX), "");
+    LLVMValueRef is_long = is_const
+                               ? cg_const_bool(x->m, true)
+                               : LLVMBuildICmp(bl, LLVMIntUGT, len, c64(x, STO_STR_INLINE_MAX), "");
     LLVMBasicBlockRef from = LLVMGetInsertBlock(bl);
     LLVMBasicBlockRef slow = cg_block(x->f, "streq.long");
     LLVMBasicBlockRef join = cg_block(x->f, "streq.end");
@@ -192,11 +191,11 @@ LLVMValueRef cg_x_str_eq(cg_x *x, LLVMValueRef a, LLVMValueRef b)
     LLVMTypeRef params[] = {ptr, ptr, i64};
     LLVMValueRef args[] = {pa, pb, LLVMBuildSub(bl, len, four, "")};
     sto_status st;
-    LLVMValueRef r = helper_call(x, "cg_rt_mem_eq", (void *)cg_rt_mem_eq, cg_i32(x->m), params, 3,
-                                 args, &st);
+    LLVMValueRef r =
+        helper_call(x, "cg_rt_mem_eq", (void *)cg_rt_mem_eq, cg_i32(x->m), params, 3, args, &st);
     sto_status_free(st); /* cannot fail: one name, one address */
-    LLVMValueRef slow_eq = r ? LLVMBuildICmp(bl, LLVMIntNE, r, cg_const_i32(x->m, 0), "")
-                             : cg_const_bool(x->m, false);
+    LLVMValueRef slow_eq =
+        r ? LLVMBuildICmp(bl, LLVMIntNE, r, cg_const_i32(x->m, 0), "") : cg_const_bool(x->m, false);
     LLVMBasicBlockRef slow_end = LLVMGetInsertBlock(bl);
     LLVMBuildBr(bl, join);
     LLVMPositionBuilderAtEnd(bl, join);
@@ -210,8 +209,8 @@ static LLVMValueRef bswap(cg_x *x, LLVMValueRef v)
     LLVMTypeRef ty = LLVMTypeOf(v);
     unsigned id = LLVMLookupIntrinsicID("llvm.bswap", 10);
     LLVMValueRef decl = LLVMGetIntrinsicDeclaration(cg_module_llvm(x->m), id, &ty, 1);
-    return LLVMBuildCall2(x->f->b, LLVMIntrinsicGetType(cg_module_context(x->m), id, &ty, 1),
-                          decl, &v, 1, "");
+    return LLVMBuildCall2(x->f->b, LLVMIntrinsicGetType(cg_module_context(x->m), id, &ty, 1), decl,
+                          &v, 1, "");
 }
 
 /* -1/0/1 of two unsigned integers. */
@@ -234,20 +233,20 @@ LLVMValueRef cg_x_str_cmp3(cg_x *x, LLVMValueRef a, LLVMValueRef b)
     masks(x, lb, &bm0, &bm1);
     /* prefixes as big-endian numbers: their order is the bytes' order, and
      * masked-off bytes (zero) sort a shorter string first */
-    LLVMValueRef pa = bswap(x, LLVMBuildTrunc(bl, LLVMBuildLShr(bl, LLVMBuildAnd(bl, a0, am0, ""),
-                                                                c64(x, 32), ""),
-                                              cg_i32(x->m), ""));
-    LLVMValueRef pb = bswap(x, LLVMBuildTrunc(bl, LLVMBuildLShr(bl, LLVMBuildAnd(bl, b0, bm0, ""),
-                                                                c64(x, 32), ""),
-                                              cg_i32(x->m), ""));
+    LLVMValueRef pa = bswap(
+        x, LLVMBuildTrunc(bl, LLVMBuildLShr(bl, LLVMBuildAnd(bl, a0, am0, ""), c64(x, 32), ""),
+                          cg_i32(x->m), ""));
+    LLVMValueRef pb = bswap(
+        x, LLVMBuildTrunc(bl, LLVMBuildLShr(bl, LLVMBuildAnd(bl, b0, bm0, ""), c64(x, 32), ""),
+                          cg_i32(x->m), ""));
     LLVMValueRef c_pre = ucmp3(x, pa, pb);
     LLVMValueRef ta = bswap(x, LLVMBuildAnd(bl, a1, am1, ""));
     LLVMValueRef tb = bswap(x, LLVMBuildAnd(bl, b1, bm1, ""));
     LLVMValueRef c_tail = ucmp3(x, ta, tb);
     LLVMValueRef c_len = ucmp3(x, la, lb);
     LLVMValueRef zero = cg_const_i32(x->m, 0);
-    LLVMValueRef c_short = LLVMBuildSelect(bl, LLVMBuildICmp(bl, LLVMIntNE, c_tail, zero, ""),
-                                           c_tail, c_len, "");
+    LLVMValueRef c_short =
+        LLVMBuildSelect(bl, LLVMBuildICmp(bl, LLVMIntNE, c_tail, zero, ""), c_tail, c_len, "");
     LLVMValueRef pre_differs = LLVMBuildICmp(bl, LLVMIntNE, c_pre, zero, "");
     LLVMValueRef fast_val = LLVMBuildSelect(bl, pre_differs, c_pre, c_short, "");
     LLVMValueRef both_short =
@@ -265,8 +264,8 @@ LLVMValueRef cg_x_str_cmp3(cg_x *x, LLVMValueRef a, LLVMValueRef b)
     LLVMTypeRef params[] = {ptr, ptr};
     LLVMValueRef args[] = {cg_x_str_spill(x, a), cg_x_str_spill(x, b)};
     sto_status st;
-    LLVMValueRef r = helper_call(x, "cg_rt_str_cmp", (void *)cg_rt_str_cmp, cg_i32(x->m), params,
-                                 2, args, &st);
+    LLVMValueRef r =
+        helper_call(x, "cg_rt_str_cmp", (void *)cg_rt_str_cmp, cg_i32(x->m), params, 2, args, &st);
     sto_status_free(st);
     if (!r) r = zero;
     LLVMBasicBlockRef slow_end = LLVMGetInsertBlock(bl);
@@ -350,8 +349,8 @@ static LLVMValueRef bytes_equal(cg_x *x, LLVMValueRef p, const char *bytes, size
     if (n > 16) {
         LLVMTypeRef params[] = {cg_ptr(x->m), cg_ptr(x->m), cg_i64(x->m)};
         LLVMValueRef args[] = {p, global_bytes(x, bytes, n), c64(x, (int64_t)n)};
-        LLVMValueRef r = helper_call(x, "cg_rt_mem_eq", (void *)cg_rt_mem_eq, cg_i32(x->m),
-                                     params, 3, args, st);
+        LLVMValueRef r =
+            helper_call(x, "cg_rt_mem_eq", (void *)cg_rt_mem_eq, cg_i32(x->m), params, 3, args, st);
         if (!r) return NULL;
         return LLVMBuildICmp(b, LLVMIntNE, r, cg_const_i32(x->m, 0), "");
     }
@@ -360,8 +359,8 @@ static LLVMValueRef bytes_equal(cg_x *x, LLVMValueRef p, const char *bytes, size
     while (i < n) {
         unsigned w = n - i >= 8 ? 8 : n - i >= 4 ? 4 : n - i >= 2 ? 2 : 1;
         LLVMTypeRef ty = LLVMIntTypeInContext(cg_module_context(x->m), 8 * w);
-        LLVMValueRef at = LLVMBuildGEP2(b, cg_i8(x->m), p, (LLVMValueRef[]){c64(x, (int64_t)i)},
-                                        1, "");
+        LLVMValueRef at =
+            LLVMBuildGEP2(b, cg_i8(x->m), p, (LLVMValueRef[]){c64(x, (int64_t)i)}, 1, "");
         LLVMValueRef load = LLVMBuildLoad2(b, ty, at, "");
         LLVMSetAlignment(load, 1);
         uint64_t want = 0;
@@ -466,10 +465,9 @@ static sto_status like_inline(cg_x *x, const like_plan *p, LLVMValueRef data, LL
         LIKE_TEST(ok);
         ok = cg_const_bool(x->m, true);
         LLVMTypeRef params[] = {ptr, i64, ptr, i64};
-        LLVMValueRef args[] = {LLVMBuildGEP2(b, i8, data, &pos, 1, ""),
-                               LLVMBuildSub(b, limit, pos, ""),
-                               global_bytes(x, p->pieces[i], p->lens[i]),
-                               c64(x, (int64_t)p->lens[i])};
+        LLVMValueRef args[] = {
+            LLVMBuildGEP2(b, i8, data, &pos, 1, ""), LLVMBuildSub(b, limit, pos, ""),
+            global_bytes(x, p->pieces[i], p->lens[i]), c64(x, (int64_t)p->lens[i])};
         LLVMValueRef at =
             helper_call(x, "cg_rt_find", (void *)cg_rt_find, i64, params, 4, args, &st);
         if (st) return st;
@@ -487,8 +485,8 @@ static sto_status like_inline(cg_x *x, const like_plan *p, LLVMValueRef data, LL
 
 static bool is_const_str(const sql_bexpr *e)
 {
-    return e->kind == SQL_BEXPR_CONST && (e->type.id == STO_TYPE_CHAR ||
-                                          e->type.id == STO_TYPE_VARCHAR);
+    return e->kind == SQL_BEXPR_CONST &&
+           (e->type.id == STO_TYPE_CHAR || e->type.id == STO_TYPE_VARCHAR);
 }
 
 static sto_status like(cg_x *x, const sql_bexpr *e, cg_val *out)
@@ -529,7 +527,8 @@ static sto_status like(cg_x *x, const sql_bexpr *e, cg_val *out)
         } else {
             LLVMValueRef data, len;
             str_bytes(x, sv, &data, &len);
-            LLVMValueRef same_len = LLVMBuildICmp(b, LLVMIntEQ, len, cg_const_i64(x->m, (int64_t)plan.lens[0]), "");
+            LLVMValueRef same_len =
+                LLVMBuildICmp(b, LLVMIntEQ, len, cg_const_i64(x->m, (int64_t)plan.lens[0]), "");
             LLVMBasicBlockRef from = LLVMGetInsertBlock(b);
             LLVMBasicBlockRef cmp = cg_block(x->f, "like.eq");
             LLVMBasicBlockRef join = cg_block(x->f, "like.eq.end");
@@ -610,8 +609,7 @@ sto_status cg_x_concat(cg_x *x, const sql_bexpr *e, cg_val *out)
     cg_val a, c;
     STO_TRY(cg_x_expr(x, e->op.args[0], &a));
     STO_TRY(cg_x_expr(x, e->op.args[1], &c));
-    if (!x->b->strings)
-        return sto_error(STO_INTERNAL_ERROR, "codegen: || needs a string arena");
+    if (!x->b->strings) return sto_error(STO_INTERNAL_ERROR, "codegen: || needs a string arena");
     LLVMTypeRef ptr = cg_ptr(x->m);
     LLVMValueRef fn;
     LLVMTypeRef params[] = {ptr, ptr, ptr, ptr, ptr};
@@ -647,8 +645,8 @@ sto_status cg_x_string_func(cg_x *x, const sql_bexpr *e, cg_val *out)
             return sto_error(STO_INTERNAL_ERROR, "codegen: %s needs a string arena",
                              sql_func_name(fid));
         LLVMTypeRef params[] = {ptr, ptr, ptr, i32, ptr};
-        STO_TRY(cg_x_helper(x, "cg_rt_change_case", (void *)cg_rt_change_case, i32, params, 5,
-                            &fn));
+        STO_TRY(
+            cg_x_helper(x, "cg_rt_change_case", (void *)cg_rt_change_case, i32, params, 5, &fn));
         LLVMValueRef a[] = {x->b->strings, cg_x_str_spill(x, args[0].v),
                             cg_const_i32(x->m, fid == SQL_FUNC_UPPER)};
         out->v = make_string(x, fn, out->null, a, 3);
@@ -659,8 +657,7 @@ sto_status cg_x_string_func(cg_x *x, const sql_bexpr *e, cg_val *out)
         STO_TRY(cg_x_helper(x, "cg_rt_substr", (void *)cg_rt_substr, i32, params, 6, &fn));
         LLVMValueRef start = cg_widen(x->f, args[1].v, i64);
         LLVMValueRef count = n > 2 ? cg_widen(x->f, args[2].v, i64) : cg_const_i64(x->m, 0);
-        LLVMValueRef a[] = {cg_x_str_spill(x, args[0].v), start, count,
-                            cg_const_i32(x->m, n > 2)};
+        LLVMValueRef a[] = {cg_x_str_spill(x, args[0].v), start, count, cg_const_i32(x->m, n > 2)};
         out->v = make_string(x, fn, out->null, a, 4);
         return STO_OK;
     }

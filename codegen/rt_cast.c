@@ -28,16 +28,16 @@ static const char *trimmed(const sto_str *s, size_t *len)
 
 static int32_t invalid(cg_error *err, const char *state, const char *type, const sto_str *s)
 {
-    err->detail = sto_error(state, "invalid input syntax for type %s: \"%.*s\"", type,
-                            (int)s->len, sto_str_data(s));
+    err->detail = sto_error(state, "invalid input syntax for type %s: \"%.*s\"", type, (int)s->len,
+                            sto_str_data(s));
     return CG_ERR_RUNTIME;
 }
 
 static int32_t out_of_range(cg_error *err, const char *type, const sto_str *s)
 {
-    err->detail = sto_error(STO_NUMERIC_VALUE_OUT_OF_RANGE,
-                            "value \"%.*s\" is out of range for type %s", (int)s->len,
-                            sto_str_data(s), type);
+    err->detail =
+        sto_error(STO_NUMERIC_VALUE_OUT_OF_RANGE, "value \"%.*s\" is out of range for type %s",
+                  (int)s->len, sto_str_data(s), type);
     return CG_ERR_OVERFLOW;
 }
 

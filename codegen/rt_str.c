@@ -4,10 +4,10 @@
  * the functions that build new strings (||, UPPER/LOWER, SUBSTRING, casts
  * that shorten).
  */
-#ifndef _GNU_SOURCE
-#define _GNU_SOURCE /* memmem */
-#endif
 #include <string.h>
+#if defined(__AVX2__) || defined(__SSE2__)
+#include <immintrin.h>
+#endif
 
 #include "codegen/rt.h"
 
@@ -56,11 +56,95 @@ int32_t cg_rt_mem_eq(const char *a, const char *b, uint64_t n)
     return memcmp(a, b, n) == 0;
 }
 
+/* Substring search for the short haystacks of LIKE '%x%': candidate
+ * positions are those where both the needle's first and last bytes match,
+ * found 32 (or 16) at a time with vector compares; only candidates are
+ * compared in full. The last block overlaps the one before it instead of
+ * falling back to a byte loop: positions checked twice were rejected the
+ * first time, so the first match found is still the leftmost. On text this
+ * beats memmem, whose setup costs more than searching 50 bytes. */
+#ifdef __AVX2__
+/* The first match starting in [i, i + 32), or -1. */
+static int64_t find_block32(const char *hay, uint64_t i, const char *needle, uint64_t k,
+                            __m256i first, __m256i final)
+{
+    __m256i a = _mm256_loadu_si256((const __m256i *)(hay + i));
+    __m256i b = _mm256_loadu_si256((const __m256i *)(hay + i + k - 1));
+    __m256i both = _mm256_and_si256(_mm256_cmpeq_epi8(a, first), _mm256_cmpeq_epi8(b, final));
+    uint32_t mask = (uint32_t)_mm256_movemask_epi8(both);
+    while (mask) {
+        unsigned j = (unsigned)__builtin_ctz(mask);
+        if (memcmp(hay + i + j + 1, needle + 1, k - 2) == 0) return (int64_t)(i + j);
+        mask &= mask - 1;
+    }
+    return -1;
+}
+#endif
+
+#ifdef __SSE2__
+static int64_t find_block16(const char *hay, uint64_t i, const char *needle, uint64_t k,
+                            __m128i first, __m128i final)
+{
+    __m128i a = _mm_loadu_si128((const __m128i *)(hay + i));
+    __m128i b = _mm_loadu_si128((const __m128i *)(hay + i + k - 1));
+    __m128i both = _mm_and_si128(_mm_cmpeq_epi8(a, first), _mm_cmpeq_epi8(b, final));
+    uint32_t mask = (uint32_t)_mm_movemask_epi8(both);
+    while (mask) {
+        unsigned j = (unsigned)__builtin_ctz(mask);
+        if (memcmp(hay + i + j + 1, needle + 1, k - 2) == 0) return (int64_t)(i + j);
+        mask &= mask - 1;
+    }
+    return -1;
+}
+#endif
+
 int64_t cg_rt_find(const char *hay, uint64_t hay_len, const char *needle, uint64_t needle_len)
 {
-    if (needle_len == 0) return 0;
-    const char *p = memmem(hay, hay_len, needle, needle_len);
-    return p ? p - hay : -1;
+    uint64_t k = needle_len;
+    if (k == 0) return 0;
+    if (k > hay_len) return -1;
+    if (k == 1) {
+        const char *p = memchr(hay, needle[0], hay_len);
+        return p ? p - hay : -1;
+    }
+    uint64_t starts = hay_len - k + 1; /* positions a match may start at */
+    int64_t r;
+#ifdef __AVX2__
+    if (starts >= 32) {
+        const __m256i first = _mm256_set1_epi8(needle[0]);
+        const __m256i final = _mm256_set1_epi8(needle[k - 1]);
+        uint64_t i = 0;
+        for (; i + 32 <= starts; i += 32)
+            if ((r = find_block32(hay, i, needle, k, first, final)) >= 0) return r;
+        if (i < starts && (r = find_block32(hay, starts - 32, needle, k, first, final)) >= 0)
+            return r;
+        return -1;
+    }
+#endif
+#ifdef __SSE2__
+    if (starts >= 16) {
+        const __m128i first = _mm_set1_epi8(needle[0]);
+        const __m128i final = _mm_set1_epi8(needle[k - 1]);
+        uint64_t i = 0;
+        for (; i + 16 <= starts; i += 16)
+            if ((r = find_block16(hay, i, needle, k, first, final)) >= 0) return r;
+        if (i < starts && (r = find_block16(hay, starts - 16, needle, k, first, final)) >= 0)
+            return r;
+        return -1;
+    }
+#endif
+    /* fewer than 16 starts: let memchr (vectorized, page-safe) find the
+     * candidates instead of a byte loop full of mispredicted branches */
+    for (uint64_t i = 0; i < starts;) {
+        const char *p = memchr(hay + i, needle[0], starts - i);
+        if (!p) break;
+        i = (uint64_t)(p - hay);
+        if (hay[i + k - 1] == needle[k - 1] && memcmp(hay + i + 1, needle + 1, k - 2) == 0)
+            return (int64_t)i;
+        i++;
+    }
+    (void)r;
+    return -1;
 }
 
 /* Word by word with a multiply-xorshift step; the generated code finishes

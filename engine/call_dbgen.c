@@ -70,7 +70,7 @@ static sto_status make_tables(const char *names[NTABLES], sto_table *tables[NTAB
 /* Fills the tables with the generator's rows, all eight in one call so
  * the generator can spread every table over the threads. */
 static sto_status generate(double sf, int threads, const char *names[NTABLES],
-                           sto_table *tables[NTABLES])
+                           sto_table *tables[NTABLES], const atomic_int *cancel)
 {
     sto_table *targets[TPCH_TABLE_COUNT] = {0};
     for (int i = 0; i < NTABLES; i++) {
@@ -81,7 +81,7 @@ static sto_status generate(double sf, int threads, const char *names[NTABLES],
     }
     tpch_gen *g;
     STO_TRY(tpch_gen_create(sf, threads, &g));
-    sto_status st = tpch_gen_tables(g, TPCH_ALL_TABLES, 1, 1, threads, targets);
+    sto_status st = tpch_gen_tables_cancelable(g, TPCH_ALL_TABLES, 1, 1, threads, targets, cancel);
     tpch_gen_free(g);
     return st;
 }
@@ -95,7 +95,8 @@ sto_status eng_call_dbgen(eng_stmt_ctx *ctx, const sql_stmt *stmt, eng_result **
     const char *names[NTABLES] = {0};
     sto_table *tables[NTABLES] = {0};
     sto_status st = make_tables(names, tables, arena);
-    if (!st) st = generate(sf, ctx->session->settings.threads, names, tables);
+    if (!st)
+        st = generate(sf, ctx->session->settings.threads, names, tables, &ctx->session->cancel);
     if (!st && eng_session_canceled(ctx->session)) st = eng_canceled_error();
     if (!st) {
         eng_catalog *c = ctx->session->db->catalog;

@@ -18,6 +18,7 @@
 #include <string.h>
 #include <strings.h>
 
+#include "engine/executor.h"
 #include "engine/literal.h"
 #include "engine/persist.h"
 #include "sql/bind.h"
@@ -58,7 +59,10 @@ static sto_status bind(eng_stmt_ctx *ctx, const sql_query *query, sql_arena *are
 static sto_status exec_query(eng_stmt_ctx *ctx, const sql_stmt *stmt, const char *what,
                              const sql_query *query, eng_result **out)
 {
-    (void)out;
+    if (query && (stmt->kind == SQL_STMT_SELECT || stmt->kind == SQL_STMT_EXPLAIN ||
+                  stmt->kind == SQL_STMT_CREATE_TABLE || stmt->kind == SQL_STMT_CREATE_TABLE_AS ||
+                  stmt->kind == SQL_STMT_INSERT))
+        return eng_exec_query(ctx, stmt, out); /* engine/exec_query.c */
     if (query) {
         sql_arena *arena = sql_arena_create();
         if (!arena) return sto_error_oom();
@@ -186,13 +190,20 @@ static sto_status exec_create_view(eng_stmt_ctx *ctx, const sql_stmt *stmt, eng_
     if (!names) return sto_error_oom();
     for (int i = 0; i < cols->count; i++)
         names[i] = cols->items[i]->name;
-    /* Checking the query needs the binder; until then the text is stored as
-     * written and checked when the view is used. */
+    /* The query is bound now, so a view naming a missing table or column
+     * fails at CREATE; the text is what is stored and bound at every use. */
     const char *text = stmt->create_view.query_text;
     eng_catalog *c = catalog_of(ctx);
+    sql_arena *arena = sql_arena_create();
+    sql_plan *plan = NULL;
     eng_catalog_write_lock(c);
-    sto_status st = eng_catalog_create_view(c, name, text ? text : "", (uint32_t)cols->count, names,
-                                            stmt->create_view.name_pos);
+    sto_status st = arena ? bind(ctx, stmt->create_view.query, arena, &plan) : sto_error_oom();
+    if (!st && (uint32_t)cols->count > plan->ncols)
+        st = sto_error_at(STO_SYNTAX_ERROR, cols->items[plan->ncols]->pos,
+                          "CREATE VIEW specifies more column names than columns");
+    if (!st)
+        st = eng_catalog_create_view(c, name, text ? text : "", (uint32_t)cols->count, names,
+                                     stmt->create_view.name_pos);
     if (!st) {
         st = eng_persist_views(dir_of(ctx), c, NULL);
         if (st) eng_catalog_drop_view(c, name, true, 0, NULL);
@@ -353,6 +364,7 @@ static sto_status exec_copy_from(eng_stmt_ctx *ctx, const sql_stmt *stmt, eng_re
     if (!st) st = copy_format(stmt, &opt.format);
     if (st) goto out;
     opt.threads = ctx->session->settings.threads;
+    opt.cancel = &ctx->session->cancel_bool; /* Ctrl-C stops the load itself */
     uint64_t before = sto_table_rows(t);
     st = sto_load_file(t, stmt->copy.file, &opt, &loaded);
     if (st) goto out;

@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "engine/exec_stmt.h"
+#include "engine/executor.h"
 #include "engine/persist.h"
 #include "sql/parse.h"
 #include "storage/snapshot.h"
@@ -100,6 +101,7 @@ rackdb_code rackdb_open(const char *dir, rackdb **out, rackdb_error **err)
     if (!db) return fail(sto_error_oom(), err);
     db->lock_fd = -1;
     atomic_init(&db->sessions, 0);
+    pthread_mutex_init(&db->exec_lock, NULL);
     sto_status st = eng_catalog_new(&db->catalog);
     if (st) goto fail;
     if (dir) {
@@ -128,6 +130,8 @@ void rackdb_close(rackdb *db)
 {
     if (!db) return;
     assert(atomic_load(&db->sessions) == 0 && "rackdb_close with sessions still open");
+    eng_exec_shared_free(db->exec);
+    pthread_mutex_destroy(&db->exec_lock);
     eng_catalog_free(db->catalog);
     if (db->lock_fd >= 0) close(db->lock_fd); /* releases the flock */
     free(db->dir);
@@ -141,6 +145,7 @@ rackdb_code rackdb_session_open(rackdb *db, rackdb_session **out, rackdb_error *
     s->db = db;
     eng_settings_init(&s->settings);
     atomic_init(&s->cancel, 0);
+    atomic_init(&s->cancel_bool, false);
     atomic_fetch_add(&db->sessions, 1);
     *out = s;
     return RACKDB_OK;
@@ -162,7 +167,9 @@ rackdb_code rackdb_session_set(rackdb_session *s, const char *name, const char *
 
 void rackdb_interrupt(rackdb_session *s)
 {
-    if (s) atomic_store_explicit(&s->cancel, 1, memory_order_relaxed);
+    if (!s) return;
+    atomic_store_explicit(&s->cancel, 1, memory_order_relaxed);
+    atomic_store_explicit(&s->cancel_bool, true, memory_order_relaxed);
 }
 
 /* --- running statements ---------------------------------------------------------- */
@@ -225,6 +232,7 @@ rackdb_code rackdb_next(rackdb_session *s, const char **sql, rackdb_result **res
         memcpy(text, p, n);
         text[n] = '\0';
         atomic_store_explicit(&s->cancel, 0, memory_order_relaxed);
+        atomic_store_explicit(&s->cancel_bool, false, memory_order_relaxed);
         double start = now_ms();
         bool empty;
         eng_result *r;

@@ -15,6 +15,7 @@
 #ifndef RACKDB_ENGINE_INSTANCE_H
 #define RACKDB_ENGINE_INSTANCE_H
 
+#include <pthread.h>
 #include <stdatomic.h>
 
 #include "engine/catalog.h"
@@ -27,12 +28,17 @@ struct rackdb {
     int lock_fd; /* holds flock on dir/LOCK, -1 in memory */
     eng_catalog *catalog;
     atomic_int sessions; /* open sessions, checked by rackdb_close */
+    /* The JIT and worker pool (engine/executor.h), made by the first query. */
+    pthread_mutex_t exec_lock;
+    struct eng_exec_shared *exec;
 };
 
 struct rackdb_session {
     rackdb *db;
     eng_settings settings;
     atomic_int cancel; /* set by rackdb_interrupt, cleared per statement */
+    /* The same flag for interfaces that poll an atomic_bool (the loader). */
+    atomic_bool cancel_bool;
 };
 
 /* True once rackdb_interrupt was called for the running statement. Long

@@ -243,6 +243,16 @@ static bool dir_has_files(const char *dir)
 sto_status eng_persist_load(const char *dir, eng_catalog *c)
 {
     if (!dir || !dir_has_files(dir)) return STO_OK;
+    char *manifest = malloc(strlen(dir) + sizeof("/MANIFEST"));
+    if (!manifest) return sto_error_oom();
+    sprintf(manifest, "%s/MANIFEST", dir);
+    bool ours = access(manifest, F_OK) == 0;
+    free(manifest);
+    if (!ours)
+        return sto_error(STO_UNDEFINED_FILE,
+                         "\"%s\" is not a rackdb database directory: it holds other files and "
+                         "no snapshot",
+                         dir);
     sto_snapshot_entry *entries;
     size_t n;
     STO_TRY(sto_snapshot_open(dir, &entries, &n));

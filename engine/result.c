@@ -30,7 +30,8 @@ struct rackdb_result {
     uint64_t rows;
     size_t cursor; /* chunk of the last lookup */
     double elapsed_ms;
-    char *text; /* buffer behind rackdb_result_text */
+    double compile_ms; /* JIT compile time of a query (executor) */
+    char *text;        /* buffer behind rackdb_result_text */
     size_t text_cap;
 };
 
@@ -109,6 +110,11 @@ const sto_schema *eng_result_schema(const eng_result *r)
 void eng_result_set_elapsed(eng_result *r, double ms)
 {
     r->elapsed_ms = ms;
+}
+
+void eng_result_set_compile_ms(eng_result *r, double ms)
+{
+    r->compile_ms = ms;
 }
 
 /* Adds a chunk at the end; the caller keeps it on failure. */
@@ -249,6 +255,11 @@ bool rackdb_result_has_rows(const rackdb_result *r)
 double rackdb_result_elapsed_ms(const rackdb_result *r)
 {
     return r->elapsed_ms;
+}
+
+double rackdb_result_compile_ms(const rackdb_result *r)
+{
+    return r->compile_ms;
 }
 
 uint32_t rackdb_result_column_count(const rackdb_result *r)

@@ -44,6 +44,9 @@ const sto_schema *eng_result_schema(const eng_result *r);
 /* Records how long the statement took. */
 void eng_result_set_elapsed(eng_result *r, double ms);
 
+/* Records how long compiling the query's pipelines took (part of elapsed). */
+void eng_result_set_compile_ms(eng_result *r, double ms);
+
 /* Formats a non-NULL value of type t in PostgreSQL's text output format
  * ("t", "12.50", "1998-09-02", shortest round-trip doubles) into buf like
  * snprintf: returns the full length, writes at most size-1 bytes and a NUL. */

@@ -134,6 +134,10 @@ bool rackdb_result_has_rows(const rackdb_result *r);
 /* Milliseconds spent executing the statement (parse to result). */
 double rackdb_result_elapsed_ms(const rackdb_result *r);
 
+/* Of those, milliseconds spent compiling the query (0 when nothing was
+ * compiled). */
+double rackdb_result_compile_ms(const rackdb_result *r);
+
 uint32_t rackdb_result_column_count(const rackdb_result *r);
 uint64_t rackdb_result_row_count(const rackdb_result *r);
 

@@ -64,9 +64,6 @@ const char *sql_stmt_kind_name(sql_stmt_kind k)
 
 /* ------------------------------------------------------------- helpers -- */
 
-/* PostgreSQL's statement_too_complex; not (yet) in STO_SQLSTATE_LIST. */
-#define SQLSTATE_STATEMENT_TOO_COMPLEX "54001"
-
 void sql_build_fail(sql_build *B, sto_status err)
 {
     if (B->error)
@@ -93,7 +90,7 @@ static void grow(sql_build *B, sql_expr *e, const sql_expr *operand)
     if (!e || !operand || operand->height < e->height) return;
     e->height = operand->height + 1;
     if (e->height == SQL_MAX_EXPR_HEIGHT + 1)
-        sql_build_fail(B, sto_error_at(SQLSTATE_STATEMENT_TOO_COMPLEX, e->pos,
+        sql_build_fail(B, sto_error_at(STO_STATEMENT_TOO_COMPLEX, e->pos,
                                        "expression is nested too deeply (more than %d levels)",
                                        SQL_MAX_EXPR_HEIGHT));
 }
@@ -102,7 +99,7 @@ static void grow(sql_build *B, sql_expr *e, const sql_expr *operand)
 static void count_chain(sql_build *B, int pos)
 {
     if (++B->chain_nodes == SQL_MAX_CHAIN_NODES + 1)
-        sql_build_fail(B, sto_error_at(SQLSTATE_STATEMENT_TOO_COMPLEX, pos,
+        sql_build_fail(B, sto_error_at(STO_STATEMENT_TOO_COMPLEX, pos,
                                        "statement has too many joins or set operations"));
 }
 
@@ -171,7 +168,7 @@ void sql_build_syntax_error(sql_build *B, const sql_token *tok)
 void sql_build_too_deep(sql_build *B)
 {
     sql_build_fail(
-        B, sto_error(SQLSTATE_STATEMENT_TOO_COMPLEX, "statement is too complex: nesting too deep"));
+        B, sto_error(STO_STATEMENT_TOO_COMPLEX, "statement is too complex: nesting too deep"));
 }
 
 /* ---------------------------------------------------------- statements -- */
@@ -209,7 +206,10 @@ void sql_build_add_stmt(sql_build *B, sql_stmt *s, const sql_token *semi)
 {
     if (!s || !B->stmts) return;
     int k = B->stmts->count;
-    if (2 * k + 1 < B->nbounds) set_text_range(B, s, B->bounds[2 * k], B->bounds[2 * k + 1]);
+    if (3 * k + 2 < B->nbounds) {
+        set_text_range(B, s, B->bounds[3 * k], B->bounds[3 * k + 1]);
+        s->pos = B->bounds[3 * k + 2]; /* a set operation's node sits at UNION */
+    }
     LIST_APPEND(B, B->stmts, s);
 }
 

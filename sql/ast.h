@@ -175,14 +175,19 @@ typedef struct sql_when {
 } sql_when;
 SQL_LIST_TYPE(sql_when_list, sql_when)
 
-/* The parser rejects expressions nested deeper than this (SQLSTATE 54001),
- * so passes that recurse over a tree cannot run out of stack. */
+/* Limits that let later passes recurse over a tree without running out of
+ * stack: sql_parse refuses (SQLSTATE 54001) an expression taller than
+ * SQL_MAX_EXPR_HEIGHT, and any statement whose tree is deeper than
+ * SQL_MAX_TREE_DEPTH, counting every statement, query, FROM item and
+ * expression node on the way from the statement down to a leaf. */
 #define SQL_MAX_EXPR_HEIGHT 1000
+#define SQL_MAX_TREE_DEPTH  4000
 
 struct sql_expr {
     sql_expr_kind kind;
     int pos;
-    int height; /* 1 for a leaf, else 1 + the tallest operand's height */
+    int height; /* 1 for a leaf, else 1 + the tallest operand's height
+                 * (operands of operators, casts, IS, BETWEEN, IN and LIKE) */
     union {
         sql_literal lit;
         struct {
@@ -475,7 +480,8 @@ struct sql_stmt {
         } explain;
         struct {
             const char *name;
-            sql_expr *value; /* a literal; SET x TO DEFAULT: NULL */
+            sql_expr *value; /* a literal, or NEG of a number (SET x = -1);
+                              * SET x TO DEFAULT: NULL */
         } set;
         struct {
             const char *name; /* NULL: SHOW ALL */

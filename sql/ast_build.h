@@ -26,8 +26,9 @@ typedef struct sql_build {
     const char *text;     /* the whole input, for token values */
     sto_status error;     /* first error; the driver stops on it */
     sql_stmt_list *stmts; /* statements completed so far */
-    /* Byte ranges of the non-empty statements the driver has seen end, in
-     * order: [2k] start, [2k+1] end of statement k. */
+    /* Where the non-empty statements the driver has seen end lie, in
+     * order: [3k] start and [3k+1] end (bytes), [3k+2] position of the
+     * first token of statement k. */
     int *bounds;
     int nbounds, cap_bounds;
     /* Joins and set operations so far: their chains nest the tree without
@@ -70,6 +71,9 @@ typedef struct sql_table_elem {
 
 /* Column constraint bits. */
 enum { SQL_COLUMN_NOT_NULL = 1, SQL_COLUMN_NULL = 2, SQL_COLUMN_PRIMARY_KEY = 4 };
+
+/* 54001 when stmt is deeper than SQL_MAX_TREE_DEPTH (sql/ast_depth.c). */
+sto_status sql_check_depth(const sql_stmt *stmt);
 
 /* --- errors, called by the grammar and the driver --- */
 void sql_build_syntax_error(sql_build *B, const sql_token *tok);

@@ -55,6 +55,8 @@ sto_status sql_bind_make_func(binder *b, sql_func f, sql_bexpr **in, uint32_t na
     if (!args) return sto_error_oom();
     memcpy(args, in, nargs * sizeof(*args));
     const char *name = sql_func_name(f);
+    if (f == SQL_FUNC_EXTRACT_YEAR || f == SQL_FUNC_EXTRACT_MONTH || f == SQL_FUNC_EXTRACT_DAY)
+        name = "extract"; /* as the user wrote it */
     int max = sql_func_max_args(f);
     if ((int)nargs < sql_func_min_args(f) || (max >= 0 && (int)nargs > max))
         return no_such_function(name, args, nargs, pos);
@@ -174,6 +176,8 @@ sto_status sql_bind_make_func(binder *b, sql_func f, sql_bexpr **in, uint32_t na
 static const char *clause_name(bind_clause c)
 {
     switch (c) {
+    case CLAUSE_FROM:
+        return "FROM clause of their own query level";
     case CLAUSE_WHERE:
         return "WHERE";
     case CLAUSE_JOIN:

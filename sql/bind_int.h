@@ -42,6 +42,7 @@ typedef struct bind_rel {
 /* Where an expression is being bound: decides whether aggregates may appear
  * and names the clause in error messages. */
 typedef enum bind_clause {
+    CLAUSE_FROM, /* nothing bound yet, or a FROM item */
     CLAUSE_SELECT,
     CLAUSE_WHERE,
     CLAUSE_JOIN,

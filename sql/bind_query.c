@@ -20,6 +20,7 @@ bind_scope *sql_bind_new_scope(binder *b, bind_scope *parent, bool parent_hidden
     s->parent = parent;
     s->parent_hidden = parent_hidden;
     s->ctes = ctes;
+    s->clause = CLAUSE_FROM;
     return s;
 }
 

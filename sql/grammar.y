@@ -144,10 +144,10 @@ select_item(A) ::= STAR(S).               { A = sql_build_star_item(B, &S, NULL)
 select_item(A) ::= ID(T) DOT STAR.        { A = sql_build_star_item(B, &T, &T); }
 
 /* VALUES (1, 'a'), (2, 'b') */
+%type values_clause {sql_query *}
 values_clause(A) ::= VALUES(V) LP expr_list(L) RP.    { A = sql_build_values(B, &V, NULL, L); }
 values_clause(A) ::= values_clause(Q) COMMA LP expr_list(L) RP.
     { A = sql_build_values(B, NULL, Q, L); }
-%type values_clause {sql_query *}
 
 /* WITH name [(cols)] AS (query), ... */
 %type with_clause {sql_cte_list *}
@@ -242,11 +242,13 @@ opt_nulls(A) ::= .                            { A = SQL_NULLS_DEFAULT; }
 opt_nulls(A) ::= NULLS FIRST.                 { A = SQL_NULLS_FIRST; }
 opt_nulls(A) ::= NULLS LAST.                  { A = SQL_NULLS_LAST; }
 
-/* LIMIT n [OFFSET m], OFFSET m [LIMIT n],
+/* LIMIT n|ALL [OFFSET m], OFFSET m [LIMIT n],
  * [OFFSET m {ROW|ROWS}] FETCH {FIRST|NEXT} [n] {ROW|ROWS} ONLY */
 %type limit_clause {sql_limit}
 limit_clause(A) ::= LIMIT expr(L).            { A = sql_build_limit(L, NULL); }
 limit_clause(A) ::= LIMIT expr(L) OFFSET expr(O). { A = sql_build_limit(L, O); }
+limit_clause(A) ::= LIMIT ALL.                { A = sql_build_limit(NULL, NULL); }
+limit_clause(A) ::= LIMIT ALL OFFSET expr(O). { A = sql_build_limit(NULL, O); }
 limit_clause(A) ::= OFFSET expr(O) opt_rows.  { A = sql_build_limit(NULL, O); }
 limit_clause(A) ::= OFFSET expr(O) opt_rows LIMIT expr(L). { A = sql_build_limit(L, O); }
 limit_clause(A) ::= fetch_first(L).           { A = sql_build_limit(L, NULL); }

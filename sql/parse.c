@@ -26,9 +26,6 @@ void *sql_lemonAlloc(void *(*malloc_fn)(size_t));
 void sql_lemonFree(void *parser, void (*free_fn)(void *));
 void sql_lemon(void *parser, int major, sql_token minor, sql_build *B);
 
-/* PostgreSQL's program_limit_exceeded; not (yet) in STO_SQLSTATE_LIST. */
-#define SQLSTATE_PROGRAM_LIMIT_EXCEEDED "54000"
-
 /* Characters in text[offset .. offset+len). */
 static int char_count(const char *text, int offset, int len)
 {
@@ -54,9 +51,9 @@ static int contextual_type(const sql_token *tok, const sql_token *next)
     }
 }
 
-static void push_bounds(sql_build *B, int start, int end)
+static void push_bounds(sql_build *B, int start, int end, int start_pos)
 {
-    if (B->nbounds + 2 > B->cap_bounds) {
+    if (B->nbounds + 3 > B->cap_bounds) {
         int ncap = B->cap_bounds ? B->cap_bounds * 2 : 16;
         int *n = sql_arena_alloc(B->arena, (size_t)ncap * sizeof(int));
         if (!n) return;
@@ -66,6 +63,7 @@ static void push_bounds(sql_build *B, int start, int end)
     }
     B->bounds[B->nbounds++] = start;
     B->bounds[B->nbounds++] = end;
+    B->bounds[B->nbounds++] = start_pos;
 }
 
 sto_status sql_parse(sql_arena *arena, const char *text, sql_stmt_list **out)
@@ -73,7 +71,7 @@ sto_status sql_parse(sql_arena *arena, const char *text, sql_stmt_list **out)
     *out = NULL;
     size_t text_len = strlen(text);
     if (text_len > INT_MAX / 2)
-        return sto_error(SQLSTATE_PROGRAM_LIMIT_EXCEEDED, "statement text is too long");
+        return sto_error(STO_PROGRAM_LIMIT_EXCEEDED, "statement text is too long");
 
     sql_build B;
     memset(&B, 0, sizeof(B));
@@ -88,7 +86,7 @@ sto_status sql_parse(sql_arena *arena, const char *text, sql_stmt_list **out)
     sql_lexer_init(&lx, text);
     sql_token tok, next;
     sto_status pending = sql_lexer_next(&lx, &next);
-    int stmt_start = -1, last_end = 0, last_end_pos = 1;
+    int stmt_start = -1, stmt_start_pos = 0, last_end = 0, last_end_pos = 1;
     bool done = false;
 
     while (!done && !pending && !B.error && !sql_arena_failed(arena)) {
@@ -100,7 +98,7 @@ sto_status sql_parse(sql_arena *arena, const char *text, sql_stmt_list **out)
             if (stmt_start >= 0) {
                 /* The last statement has no ';': end it here. */
                 sql_token semi = {TK_SEMI, last_end, 0, last_end_pos};
-                push_bounds(&B, stmt_start, last_end);
+                push_bounds(&B, stmt_start, last_end, stmt_start_pos);
                 sql_lemon(parser, TK_SEMI, semi, &B);
                 if (B.error || sql_arena_failed(arena)) break;
             }
@@ -110,10 +108,13 @@ sto_status sql_parse(sql_arena *arena, const char *text, sql_stmt_list **out)
         }
         tok.type = contextual_type(&tok, &next);
         if (tok.type == TK_SEMI) {
-            if (stmt_start >= 0) push_bounds(&B, stmt_start, last_end);
+            if (stmt_start >= 0) push_bounds(&B, stmt_start, last_end, stmt_start_pos);
             stmt_start = -1;
         } else {
-            if (stmt_start < 0) stmt_start = tok.offset;
+            if (stmt_start < 0) {
+                stmt_start = tok.offset;
+                stmt_start_pos = tok.pos;
+            }
             last_end = tok.offset + tok.len;
             last_end_pos = tok.pos + char_count(text, tok.offset, tok.len);
         }
@@ -133,6 +134,8 @@ sto_status sql_parse(sql_arena *arena, const char *text, sql_stmt_list **out)
         return B.error;
     }
     if (pending) return pending;
+    for (int i = 0; i < B.stmts->count; i++)
+        STO_TRY(sql_check_depth(B.stmts->items[i]));
     *out = B.stmts;
     return STO_OK;
 }

@@ -17,54 +17,92 @@
     X("all", TK_ALL)                                                                               \
     X("analyze", TK_ANALYZE)                                                                       \
     X("and", TK_AND)                                                                               \
-    X("any", TK_ANY) X("as", TK_AS) X("asc", TK_ASC) X("begin", TK_BEGIN) X(                       \
-        "between", TK_BETWEEN) X("by", TK_BY) X("call", TK_CALL) X("case", TK_CASE)                \
-        X("cast", TK_CAST) X("commit", TK_COMMIT) X("copy", TK_COPY) X("create", TK_CREATE) X(     \
-            "cross", TK_CROSS) X("date", TK_DATE) X("default", TK_DEFAULT) X("desc", TK_DESC)      \
-            X("distinct", TK_DISTINCT) X("drop", TK_DROP) X("else", TK_ELSE) X("end", TK_END) X(   \
-                "escape", TK_ESCAPE) X("except", TK_EXCEPT) X("exists", TK_EXISTS)                 \
-                X("explain", TK_EXPLAIN) X("extract", TK_EXTRACT) X("false", TK_FALSE) X("fetch",  \
-                                                                                         TK_FETCH) \
-                    X("first", TK_FIRST) X("for", TK_FOR) X("from", TK_FROM) X("full", TK_FULL) X( \
-                        "group", TK_GROUP)                                                         \
-                        X("having", TK_HAVING) X("if", TK_IF) X("ilike", TK_ILIKE) X(              \
-                            "in",                                                                  \
-                            TK_IN) X("inner",                                                      \
-                                     TK_INNER) X("insert",                                         \
-                                                 TK_INSERT) X("intersect", TK_INTERSECT)           \
-                            X("interval", TK_INTERVAL) X("into", TK_INTO) X("is", TK_IS) X(        \
-                                "join",                                                            \
-                                TK_JOIN) X("key", TK_KEY)                                          \
-                                X("last", TK_LAST) X("left", TK_LEFT) X("like", TK_LIKE) X(        \
-                                    "limit", TK_LIMIT) X("next",                                   \
-                                                         TK_NEXT) X("not", TK_NOT)                 \
-                                    X("null", TK_NULL) X(                                          \
-                                        "nulls", TK_NULLS) X("offset",                             \
-                                                             TK_OFFSET) X("on", TK_ON)             \
-                                        X("only", TK_ONLY) X("or", TK_OR) X("order", TK_ORDER) X(  \
-                                            "outer", TK_OUTER) X("precision", TK_PRECISION)        \
-                                            X("primary", TK_PRIMARY) X("right", TK_RIGHT) X(       \
-                                                "rollback",                                        \
-                                                TK_ROLLBACK) X("row", TK_ROW)                      \
-                                                X("rows", TK_ROWS) X("select", TK_SELECT) X(       \
-                                                    "set", TK_SET) X("show", TK_SHOW)              \
-                                                    X("some", TK_SOME) X("start", TK_START) X(     \
-                                                        "stdin", TK_STDIN) X("stdout", TK_STDOUT)  \
-                                                        X("substring", TK_SUBSTRING) X("table",    \
-                                                                                       TK_TABLE)   \
-                                                            X("then", TK_THEN) X("to", TK_TO) X(   \
-                                                                "transaction",                     \
-                                                                TK_TRANSACTION) X("true", TK_TRUE) \
-                                                                X("union", TK_UNION) X("using",    \
-                                                                                       TK_USING)   \
-                                                                    X("values", TK_VALUES) X(      \
-                                                                        "varying", TK_VARYING)     \
-                                                                        X("view", TK_VIEW)         \
-                                                                            X("when", TK_WHEN) X(  \
-                                                                                "where", TK_WHERE) \
-                                                                                X("with", TK_WITH) \
-                                                                                    X("work",      \
-                                                                                      TK_WORK)
+    X("any", TK_ANY)                                                                               \
+    X("as", TK_AS)                                                                                 \
+    X("asc", TK_ASC)                                                                               \
+    X("begin", TK_BEGIN)                                                                           \
+    X("between", TK_BETWEEN)                                                                       \
+    X("by", TK_BY)                                                                                 \
+    X("call", TK_CALL)                                                                             \
+    X("case", TK_CASE)                                                                             \
+    X("cast", TK_CAST)                                                                             \
+    X("commit", TK_COMMIT)                                                                         \
+    X("copy", TK_COPY)                                                                             \
+    X("create", TK_CREATE)                                                                         \
+    X("cross", TK_CROSS)                                                                           \
+    X("date", TK_DATE)                                                                             \
+    X("default", TK_DEFAULT)                                                                       \
+    X("desc", TK_DESC)                                                                             \
+    X("distinct", TK_DISTINCT)                                                                     \
+    X("drop", TK_DROP)                                                                             \
+    X("else", TK_ELSE)                                                                             \
+    X("end", TK_END)                                                                               \
+    X("escape", TK_ESCAPE)                                                                         \
+    X("except", TK_EXCEPT)                                                                         \
+    X("exists", TK_EXISTS)                                                                         \
+    X("explain", TK_EXPLAIN)                                                                       \
+    X("extract", TK_EXTRACT)                                                                       \
+    X("false", TK_FALSE)                                                                           \
+    X("fetch", TK_FETCH)                                                                           \
+    X("first", TK_FIRST)                                                                           \
+    X("for", TK_FOR)                                                                               \
+    X("from", TK_FROM)                                                                             \
+    X("full", TK_FULL)                                                                             \
+    X("group", TK_GROUP)                                                                           \
+    X("having", TK_HAVING)                                                                         \
+    X("if", TK_IF)                                                                                 \
+    X("ilike", TK_ILIKE)                                                                           \
+    X("in", TK_IN)                                                                                 \
+    X("inner", TK_INNER)                                                                           \
+    X("insert", TK_INSERT)                                                                         \
+    X("intersect", TK_INTERSECT)                                                                   \
+    X("interval", TK_INTERVAL)                                                                     \
+    X("into", TK_INTO)                                                                             \
+    X("is", TK_IS)                                                                                 \
+    X("join", TK_JOIN)                                                                             \
+    X("key", TK_KEY)                                                                               \
+    X("last", TK_LAST)                                                                             \
+    X("left", TK_LEFT)                                                                             \
+    X("like", TK_LIKE)                                                                             \
+    X("limit", TK_LIMIT)                                                                           \
+    X("next", TK_NEXT)                                                                             \
+    X("not", TK_NOT)                                                                               \
+    X("null", TK_NULL)                                                                             \
+    X("nulls", TK_NULLS)                                                                           \
+    X("offset", TK_OFFSET)                                                                         \
+    X("on", TK_ON)                                                                                 \
+    X("only", TK_ONLY)                                                                             \
+    X("or", TK_OR)                                                                                 \
+    X("order", TK_ORDER)                                                                           \
+    X("outer", TK_OUTER)                                                                           \
+    X("precision", TK_PRECISION)                                                                   \
+    X("primary", TK_PRIMARY)                                                                       \
+    X("right", TK_RIGHT)                                                                           \
+    X("rollback", TK_ROLLBACK)                                                                     \
+    X("row", TK_ROW)                                                                               \
+    X("rows", TK_ROWS)                                                                             \
+    X("select", TK_SELECT)                                                                         \
+    X("set", TK_SET)                                                                               \
+    X("show", TK_SHOW)                                                                             \
+    X("some", TK_SOME)                                                                             \
+    X("start", TK_START)                                                                           \
+    X("stdin", TK_STDIN)                                                                           \
+    X("stdout", TK_STDOUT)                                                                         \
+    X("substring", TK_SUBSTRING)                                                                   \
+    X("table", TK_TABLE)                                                                           \
+    X("then", TK_THEN)                                                                             \
+    X("to", TK_TO)                                                                                 \
+    X("transaction", TK_TRANSACTION)                                                               \
+    X("true", TK_TRUE)                                                                             \
+    X("union", TK_UNION)                                                                           \
+    X("using", TK_USING)                                                                           \
+    X("values", TK_VALUES)                                                                         \
+    X("varying", TK_VARYING)                                                                       \
+    X("view", TK_VIEW)                                                                             \
+    X("when", TK_WHEN)                                                                             \
+    X("where", TK_WHERE)                                                                           \
+    X("with", TK_WITH)                                                                             \
+    X("work", TK_WORK)
 
 typedef struct keyword {
     const char *name;

@@ -47,6 +47,8 @@
     X(GROUPING_ERROR, "42803")                      \
     X(INVALID_COLUMN_REFERENCE, "42P10")            \
     X(WRONG_OBJECT_TYPE, "42809")                   \
+    X(PROGRAM_LIMIT_EXCEEDED, "54000")              \
+    X(STATEMENT_TOO_COMPLEX, "54001")               \
     X(TOO_MANY_ARGUMENTS, "54023")                  \
     X(OUT_OF_MEMORY, "53200")                       \
     X(DISK_FULL, "53100")                           \

@@ -12,12 +12,30 @@
 
 #include <stdint.h>
 
-#define TPCH_DIST_LIST(X)                                                                          \
-    X(P_CNTR)                                                                                      \
-    X(COLORS)                                                                                      \
-    X(P_TYPES) X(NATIONS) X(REGIONS) X(O_OPRIO) X(INSTRUCT) X(SMODE) X(RFLAG) X(MSEGMNT) X(NOUNS)  \
-        X(VERBS) X(ADJECTIVES) X(ADVERBS) X(AUXILLARIES) X(TERMINATORS) X(ARTICLES)                \
-            X(PREPOSITIONS) X(GRAMMAR) X(NP) X(VP)
+// clang-format off
+#define TPCH_DIST_LIST(X) \
+    X(P_CNTR) \
+    X(COLORS) \
+    X(P_TYPES) \
+    X(NATIONS) \
+    X(REGIONS) \
+    X(O_OPRIO) \
+    X(INSTRUCT) \
+    X(SMODE) \
+    X(RFLAG) \
+    X(MSEGMNT) \
+    X(NOUNS) \
+    X(VERBS) \
+    X(ADJECTIVES) \
+    X(ADVERBS) \
+    X(AUXILLARIES) \
+    X(TERMINATORS) \
+    X(ARTICLES) \
+    X(PREPOSITIONS) \
+    X(GRAMMAR) \
+    X(NP) \
+    X(VP)
+// clang-format on
 
 typedef enum tpch_dist_id {
 #define TPCH_DIST_ENUM(name) TPCH_DIST_##name,

@@ -17,7 +17,10 @@
  * as int64 hundredths, DATE as days since 1970-01-01 (storage/types.h),
  * strings as bytes + length. Value pointers are valid only during the call.
  * Two sinks exist: the .tbl text writer (tpch/gen_files.h) and the
- * in-memory table writer (tpch/gen_table.c when storage tables exist).
+ * in-memory table writer (tpch/gen_table.h).
+ *
+ * A built tpch_gen is read-only: any number of threads may call
+ * tpch_gen_rows on it at once.
  */
 #ifndef RACKDB_TPCH_GEN_H
 #define RACKDB_TPCH_GEN_H
@@ -78,7 +81,7 @@ const tpch_table_info *tpch_table_info_get(tpch_table_id t);
 bool tpch_table_by_name(const char *name, tpch_table_id *out);
 
 /* Bytes readable at and after every string value's start, whatever its
- * length: sinks may copy short strings in fixed blocks of this size. */
+ * length: sinks may copy short strings in one block of this size. */
 #define TPCH_STR_SLACK 32
 
 /* One column value of a generated row. */

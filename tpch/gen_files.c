@@ -23,27 +23,33 @@ static const char digit_pairs[201] =
     "62636465666768697071727374757677787980818283848586878889909192"
     "93949596979899";
 
-static char *put_uint(char *out, uint64_t n)
+static inline __attribute__((always_inline)) int digits_of(uint64_t n)
 {
-    char tmp[24];
-    char *p = tmp + sizeof(tmp);
+    int d = 1;
+    while (n >= 100) {
+        n /= 100;
+        d += 2;
+    }
+    return d + (n >= 10);
+}
+
+static inline __attribute__((always_inline)) char *put_uint(char *out, uint64_t n)
+{
+    int len = digits_of(n);
+    char *p = out + len;
     while (n >= 100) {
         p -= 2;
         memcpy(p, digit_pairs + 2 * (n % 100), 2);
         n /= 100;
     }
-    if (n >= 10) {
-        p -= 2;
-        memcpy(p, digit_pairs + 2 * n, 2);
-    } else {
-        *--p = (char)('0' + n);
-    }
-    size_t len = (size_t)(tmp + sizeof(tmp) - p);
-    memcpy(out, p, len);
+    if (n >= 10)
+        memcpy(p - 2, digit_pairs + 2 * n, 2);
+    else
+        p[-1] = (char)('0' + n);
     return out + len;
 }
 
-static char *put_int(char *out, int64_t n)
+static inline __attribute__((always_inline)) char *put_int(char *out, int64_t n)
 {
     if (n < 0) {
         *out++ = '-';
@@ -52,7 +58,7 @@ static char *put_int(char *out, int64_t n)
     return put_uint(out, (uint64_t)n);
 }
 
-static char *put_money(char *out, int64_t cents)
+static inline __attribute__((always_inline)) char *put_money(char *out, int64_t cents)
 {
     uint64_t c = (uint64_t)cents;
     if (cents < 0) {
@@ -121,24 +127,47 @@ static char *put_date(char *out, int64_t days)
     return out + 10;
 }
 
-static inline char *put_INT(char *p, const tpch_value *v)
+/* Dates of the TPC-H window, formatted once per formatter. */
+#define DATE_CACHE_FIRST 8035 /* 1992-01-01 */
+#define DATE_CACHE_DAYS  2560
+
+typedef struct formatter {
+    char dates[DATE_CACHE_DAYS][10];
+} formatter;
+
+static void formatter_init(formatter *f)
 {
+    for (int i = 0; i < DATE_CACHE_DAYS; i++)
+        put_date(f->dates[i], DATE_CACHE_FIRST + i);
+}
+
+static inline char *put_INT(char *p, const tpch_value *v, const formatter *f)
+{
+    (void)f;
     return put_int(p, v->i);
 }
-static inline char *put_MONEY(char *p, const tpch_value *v)
+static inline char *put_MONEY(char *p, const tpch_value *v, const formatter *f)
 {
+    (void)f;
     return put_money(p, v->i);
 }
-static inline char *put_WHOLE(char *p, const tpch_value *v)
+static inline char *put_WHOLE(char *p, const tpch_value *v, const formatter *f)
 {
+    (void)f;
     return put_int(p, v->i / 100);
 }
-static inline char *put_DATE(char *p, const tpch_value *v)
+static inline char *put_DATE(char *p, const tpch_value *v, const formatter *f)
 {
+    uint64_t i = (uint64_t)(v->i - DATE_CACHE_FIRST);
+    if (f && i < DATE_CACHE_DAYS) {
+        memcpy(p, f->dates[i], 10);
+        return p + 10;
+    }
     return put_date(p, v->i);
 }
-static inline char *put_CHAR(char *p, const tpch_value *v)
+static inline char *put_CHAR(char *p, const tpch_value *v, const formatter *f)
 {
+    (void)f;
     /* most strings are short: one fixed-size copy, no call (see TPCH_STR_SLACK) */
     if (v->len <= TPCH_STR_SLACK)
         memcpy(p, v->s, TPCH_STR_SLACK);
@@ -150,10 +179,10 @@ static inline char *put_CHAR(char *p, const tpch_value *v)
 
 /* One straight-line formatter per table, from the column lists. */
 #define PUT_COLUMN(name, kind, len)                                                                \
-    p = put_##kind(p, v++);                                                                        \
+    p = put_##kind(p, v++, f);                                                                     \
     *p++ = '|';
 #define TABLE_FORMATTER(id, list)                                                                  \
-    static size_t format_##id(const tpch_value *v, char *out)                                      \
+    static size_t format_##id(const tpch_value *v, char *out, const formatter *f)                  \
     {                                                                                              \
         char *p = out;                                                                             \
         list(PUT_COLUMN) *p++ = '\n';                                                              \
@@ -162,17 +191,22 @@ static inline char *put_CHAR(char *p, const tpch_value *v)
 TPCH_TABLE_COLUMNS(TABLE_FORMATTER)
 #undef TABLE_FORMATTER
 
-size_t tpch_tbl_format_row(tpch_table_id t, const tpch_value *v, char *out)
+static size_t format_row(tpch_table_id t, const tpch_value *v, char *out, const formatter *f)
 {
     switch (t) {
 #define FORMAT_CASE(id, list)                                                                      \
     case TPCH_##id:                                                                                \
-        return format_##id(v, out);
+        return format_##id(v, out, f);
         TPCH_TABLE_COLUMNS(FORMAT_CASE)
 #undef FORMAT_CASE
     default:
         return 0;
     }
+}
+
+size_t tpch_tbl_format_row(tpch_table_id t, const tpch_value *v, char *out)
+{
+    return format_row(t, v, out, NULL);
 }
 
 void tpch_tbl_file_name(tpch_table_id t, int parts, int part, char *buf, size_t size)
@@ -194,6 +228,7 @@ typedef struct buffer {
 typedef struct tbl_sink {
     tpch_sink base;
     buffer out[TPCH_TABLE_COUNT];
+    formatter fmt;
 } tbl_sink;
 
 static sto_status tbl_row(tpch_sink *self, tpch_table_id t, const tpch_value *values)
@@ -209,7 +244,7 @@ static sto_status tbl_row(tpch_sink *self, tpch_table_id t, const tpch_value *va
         b->bytes = bytes;
         b->cap = cap;
     }
-    b->len += tpch_tbl_format_row(t, values, b->bytes + b->len);
+    b->len += format_row(t, values, b->bytes + b->len, &s->fmt);
     return NULL;
 }
 
@@ -251,9 +286,17 @@ static sto_status write_all(int fd, const char *path, const char *bytes, size_t 
 static void *pass_worker(void *arg)
 {
     pass *p = arg;
-    tbl_sink sink;
-    memset(&sink, 0, sizeof(sink));
-    sink.base.row = tbl_row;
+    tbl_sink *sink = malloc(sizeof(*sink));
+    if (!sink) {
+        pthread_mutex_lock(&p->lock);
+        if (!p->error) p->error = sto_error_oom();
+        pthread_cond_broadcast(&p->turn);
+        pthread_mutex_unlock(&p->lock);
+        return NULL;
+    }
+    memset(sink, 0, sizeof(*sink));
+    sink->base.row = tbl_row;
+    formatter_init(&sink->fmt);
     for (;;) {
         pthread_mutex_lock(&p->lock);
         int64_t m = p->error ? p->morsels : p->next_morsel++;
@@ -261,10 +304,10 @@ static void *pass_worker(void *arg)
         if (m >= p->morsels) break;
 
         for (int t = 0; t < TPCH_TABLE_COUNT; t++)
-            sink.out[t].len = 0;
+            sink->out[t].len = 0;
         int64_t first = p->first + m * p->morsel_units;
         int64_t last = first + p->morsel_units < p->last ? first + p->morsel_units : p->last;
-        sto_status st = tpch_gen_rows(p->g, p->tables, first, last, &sink.base);
+        sto_status st = tpch_gen_rows(p->g, p->tables, first, last, &sink->base);
 
         pthread_mutex_lock(&p->lock);
         while (!p->error && p->written != m)
@@ -273,34 +316,36 @@ static void *pass_worker(void *arg)
             p->error = st;
         else if (st)
             sto_status_free(st);
+        st = NULL;
         bool failed = p->error != NULL;
         pthread_mutex_unlock(&p->lock);
 
         /* our turn: nobody else writes until `written` moves on */
         for (int t = 0; t < TPCH_TABLE_COUNT && !failed; t++) {
             if (!(p->tables & TPCH_BIT(t))) continue;
-            st = write_all(p->fd[t], p->path[t], sink.out[t].bytes, sink.out[t].len);
+            st = write_all(p->fd[t], p->path[t], sink->out[t].bytes, sink->out[t].len);
             if (st) failed = true;
         }
 
         pthread_mutex_lock(&p->lock);
         if (st && !p->error)
             p->error = st;
-        else if (st && st != p->error)
+        else if (st)
             sto_status_free(st);
         p->written++;
         if (p->opt->progress && !p->error) {
             int pct = (int)(100 * p->written / p->morsels);
             if (pct != p->last_percent) {
                 p->last_percent = pct;
-                fprintf(stderr, "\r%-10s %3d%%", p->label, pct);
+                fprintf(stderr, "\r%-16s %3d%%", p->label, pct);
             }
         }
         pthread_cond_broadcast(&p->turn);
         pthread_mutex_unlock(&p->lock);
     }
     for (int t = 0; t < TPCH_TABLE_COUNT; t++)
-        free(sink.out[t].bytes);
+        free(sink->out[t].bytes);
+    free(sink);
     return NULL;
 }
 
@@ -321,7 +366,7 @@ static sto_status run_pass(pass *p, int threads)
         pthread_join(tid[i], NULL);
     pthread_cond_destroy(&p->turn);
     pthread_mutex_destroy(&p->lock);
-    if (p->opt->progress && !p->error) fprintf(stderr, "\r%-10s done\n", p->label);
+    if (p->opt->progress && !p->error) fprintf(stderr, "\r%-16s done\n", p->label);
     return p->error;
 }
 
@@ -404,9 +449,12 @@ sto_status tpch_gen_files(const tpch_gen *g, const tpch_files_options *opt)
         p.morsel_units = morsel_units((tpch_table_id)u);
         p.morsels = (p.last - p.first + p.morsel_units - 1) / p.morsel_units;
         p.last_percent = -1;
-        p.label =
-            tpch_table_info_get(tables & TPCH_BIT(TPCH_LINEITEM) ? TPCH_LINEITEM : (tpch_table_id)u)
-                ->name;
+        char label[64] = "";
+        for (int t = 0; t < TPCH_TABLE_COUNT; t++)
+            if (tables & TPCH_BIT(t))
+                snprintf(label + strlen(label), sizeof(label) - strlen(label), "%s%s",
+                         label[0] ? "+" : "", tpch_table_info_get((tpch_table_id)t)->name);
+        p.label = label;
         st = run_pass(&p, opt->threads);
     }
 

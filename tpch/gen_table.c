@@ -132,6 +132,7 @@ typedef struct job {
     int ntasks;
     int next;
     sto_status error;
+    const atomic_int *cancel; /* NULL: not cancelable */
     pthread_mutex_t lock;
 } job;
 
@@ -141,6 +142,8 @@ static void *job_worker(void *arg)
     table_sink sink = {{table_row}, j->targets, NULL};
     for (;;) {
         pthread_mutex_lock(&j->lock);
+        if (!j->error && j->cancel && atomic_load_explicit(j->cancel, memory_order_relaxed))
+            j->error = sto_error(STO_QUERY_CANCELED, "canceling statement due to user request");
         int i = j->error ? j->ntasks : j->next++;
         pthread_mutex_unlock(&j->lock);
         if (i >= j->ntasks) break;
@@ -176,7 +179,8 @@ static int64_t task_units(tpch_table_id unit_table)
 
 /* Generates one unit table's tables; appends them all or none. */
 static sto_status gen_pass(const tpch_gen *g, tpch_table_id unit_table, unsigned tables, int parts,
-                           int part, int threads, sto_table *const targets[])
+                           int part, int threads, sto_table *const targets[],
+                           const atomic_int *cancel)
 {
     int64_t first = 0, last = tpch_gen_units(g, unit_table);
     if (unit_table != TPCH_NATION && unit_table != TPCH_REGION)
@@ -188,6 +192,7 @@ static sto_status gen_pass(const tpch_gen *g, tpch_table_id unit_table, unsigned
     j.g = g;
     j.tables = tables;
     j.targets = targets;
+    j.cancel = cancel;
     j.ntasks = (int)ntasks;
     j.tasks = calloc(ntasks > 0 ? (size_t)ntasks : 1, sizeof(task));
     if (!j.tasks) return sto_error_oom();
@@ -234,6 +239,13 @@ static sto_status gen_pass(const tpch_gen *g, tpch_table_id unit_table, unsigned
 sto_status tpch_gen_tables(const tpch_gen *g, unsigned tables, int parts, int part, int threads,
                            sto_table *const targets[TPCH_TABLE_COUNT])
 {
+    return tpch_gen_tables_cancelable(g, tables, parts, part, threads, targets, NULL);
+}
+
+sto_status tpch_gen_tables_cancelable(const tpch_gen *g, unsigned tables, int parts, int part,
+                                      int threads, sto_table *const targets[TPCH_TABLE_COUNT],
+                                      const atomic_int *cancel)
+{
     if (parts < 1) parts = 1;
     if (part < 1 || part > parts)
         return sto_error(STO_INVALID_PARAMETER_VALUE, "part %d is outside 1..%d", part, parts);
@@ -257,7 +269,7 @@ sto_status tpch_gen_tables(const tpch_gen *g, unsigned tables, int parts, int pa
             if ((tables & TPCH_BIT(t)) &&
                 (int)tpch_table_info_get((tpch_table_id)t)->unit_table == u)
                 pass |= TPCH_BIT(t);
-        if (pass) st = gen_pass(g, (tpch_table_id)u, pass, parts, part, threads, targets);
+        if (pass) st = gen_pass(g, (tpch_table_id)u, pass, parts, part, threads, targets, cancel);
     }
     if (st)
         for (int t = 0; t < TPCH_TABLE_COUNT; t++)

@@ -12,6 +12,8 @@
 #ifndef RACKDB_TPCH_GEN_TABLE_H
 #define RACKDB_TPCH_GEN_TABLE_H
 
+#include <stdatomic.h>
+
 #include "storage/table.h"
 #include "tpch/gen.h"
 
@@ -27,5 +29,11 @@ sto_status tpch_table_schema(tpch_table_id t, sto_schema **out);
  * VARCHAR. */
 sto_status tpch_gen_tables(const tpch_gen *g, unsigned tables, int parts, int part, int threads,
                            sto_table *const targets[TPCH_TABLE_COUNT]);
+
+/* The same, polling *cancel (when not NULL) between tasks: once it is
+ * non-zero the call fails with 57014 and leaves the tables as they were. */
+sto_status tpch_gen_tables_cancelable(const tpch_gen *g, unsigned tables, int parts, int part,
+                                      int threads, sto_table *const targets[TPCH_TABLE_COUNT],
+                                      const atomic_int *cancel);
 
 #endif

@@ -121,6 +121,7 @@ static inline bool tcat_init(test_catalog *c)
     sql_stmt_list *l = NULL;
     sto_status st = sql_parse(a, text, &l);
     bool ok = st == NULL;
+    if (st) fprintf(stderr, "%s: %s at %d\n", path, st->message, st->position);
     for (int i = 0; ok && i < l->count && c->ntables < TCAT_MAX; i++) {
         const sql_stmt *s = l->items[i];
         if (s->kind != SQL_STMT_CREATE_TABLE) continue;

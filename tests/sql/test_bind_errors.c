@@ -98,6 +98,8 @@ static void test_functions_and_operators(void)
     check_error("select foo(1)", "42883", "function foo(integer) does not exist", "foo");
     check_error("select substring(n_name) from nation", "42883",
                 "function substring(character) does not exist", "substring");
+    check_error("select extract(year from n_nationkey) from nation", "42883",
+                "function extract(integer) does not exist", "extract");
     check_error("select sum(n_name) from nation", "42883", "function sum(character) does not exist",
                 "sum");
     check_error("select coalesce(1, 2, 3, date '2000-01-01')", "42804",

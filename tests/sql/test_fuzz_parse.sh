@@ -25,7 +25,7 @@ fi
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 
-parser_sources=(sql/arena.c sql/ast.c sql/ast_print.c sql/token.c sql/parse.c
+parser_sources=(sql/arena.c sql/ast.c sql/ast_depth.c sql/ast_print.c sql/token.c sql/parse.c
                 sql/error_format.c storage/status.c)
 "$CLANG" -std=gnu11 -gline-tables-only -O0 -D_GNU_SOURCE -Wall -Wextra -Wno-unused-parameter \
     -Wno-unused-variable -Wno-unused-but-set-variable -Wno-sign-compare \

@@ -51,6 +51,8 @@ static void test_select_clauses(void)
     check_tree("select a from t offset 3 limit 2",
                "(select (items a) (from t) (limit 2) (offset 3))");
     check_tree("select a from t limit $1", "(select (items a) (from t) (limit $1))");
+    check_tree("select a from t limit all", "(select (items a) (from t))");
+    check_tree("select a from t limit all offset 2", "(select (items a) (from t) (offset 2))");
 }
 
 static void test_from_clause(void)
@@ -348,6 +350,12 @@ static void test_statement_lists(void)
     CHECK_EQ_INT(l->items[2]->kind, SQL_STMT_BEGIN);
     CHECK_EQ_INT(l->items[2]->text_start, 22);
     CHECK_EQ_INT(l->items[2]->text_end, 27);
+    /* a statement is where its first token is, even a set operation */
+    st = sql_parse(a, "\n (select 1) union select 2", &l);
+    CHECK(st == NULL);
+    REQUIRE(l && l->count == 1);
+    CHECK_EQ_INT(l->items[0]->pos, 3);
+    CHECK_EQ_INT(l->items[0]->query->pos, 14);
     sql_arena_destroy(a);
 }
 
@@ -482,7 +490,7 @@ static void test_out_of_memory(void)
 static void test_depth_limits(void)
 {
     size_t n = 3000;
-    char *sql = malloc(n * 4 + 32);
+    char *sql = malloc(n * 30);
     REQUIRE(sql != NULL);
     strcpy(sql, "select 1");
     for (size_t i = 0; i < n; i++)
@@ -501,6 +509,27 @@ static void test_depth_limits(void)
     st = sql_parse(a, sql, &l);
     REQUIRE(st != NULL);
     CHECK_STREQ(st->sqlstate, "54001");
+    sto_status_free(st);
+
+    /* Chains of 200 (each allowed) inside 30 nested subqueries make a tree
+     * 6000 deep: refused by the whole-tree check, at the outermost node
+     * past the limit. */
+    strcpy(sql, "select 1");
+    for (int level = 0; level < 30; level++) {
+        char *inner = strdup(sql);
+        REQUIRE(inner != NULL);
+        strcpy(sql, "select (");
+        strcat(sql, inner);
+        strcat(sql, ")");
+        for (int i = 0; i < 200; i++)
+            strcat(sql, "+1");
+        free(inner);
+    }
+    st = sql_parse(a, sql, &l);
+    REQUIRE(st != NULL);
+    CHECK_STREQ(st->sqlstate, "54001");
+    CHECK_STREQ(st->message, "statement is nested too deeply (more than 4000 levels)");
+    CHECK(st->position > 0);
     sto_status_free(st);
 
     /* 500 levels are fine */

@@ -64,6 +64,29 @@ static void test_keywords_sorted_and_found(void)
     CHECK_EQ_INT(sql_keyword_code("averyveryverylongidentifier", 27), TK_ID);
 }
 
+/* The whole keyword set, so that losing or adding one is a visible change. */
+static void test_keyword_set(void)
+{
+    const char *all = "all analyze and any as asc begin between by call case cast commit "
+                      "copy create cross date default desc distinct drop else end escape "
+                      "except exists explain extract false fetch first for from full group "
+                      "having if ilike in inner insert intersect interval into is join key "
+                      "last left like limit next not null nulls offset on only or order "
+                      "outer precision primary right rollback row rows select set show some "
+                      "start stdin stdout substring table then to transaction true union "
+                      "using values varying view when where with work ";
+    int n = 0;
+    for (const char *w = all; *w;) {
+        int len = (int)strcspn(w, " ");
+        CHECK(sql_keyword_code(w, len) != TK_ID);
+        n++;
+        w += len;
+        while (*w == ' ')
+            w++;
+    }
+    CHECK_EQ_INT(n, sql_keyword_count());
+}
+
 static void test_token_kinds(void)
 {
     TYPES("SELECT a, b.c FROM t;", TK_SELECT, TK_ID, TK_COMMA, TK_ID, TK_DOT, TK_ID, TK_FROM, TK_ID,
@@ -212,6 +235,7 @@ static void test_errors(void)
 int main(void)
 {
     RUN(test_keywords_sorted_and_found);
+    RUN(test_keyword_set);
     RUN(test_token_kinds);
     RUN(test_comments_and_blanks);
     RUN(test_spans_and_positions);

@@ -76,7 +76,7 @@ static void test_uniform_matches_doubles(void)
                         200000, 314572800, 2147483647, 4294967296, 15000000000};
     int bad = 0;
     int64_t seed = 12345;
-    for (int i = 0; i < 2000000; i++) {
+    for (int i = 0; i < 500000; i++) {
         seed = tpch_rng_next(seed);
         for (size_t k = 0; k < sizeof(ranges) / sizeof(ranges[0]); k++) {
             int64_t lo = (int64_t)(k % 3) - 1;
@@ -143,7 +143,7 @@ static void test_ranges_start_anywhere(void)
     check_range(TPCH_BIT(TPCH_CUSTOMER), TPCH_CUSTOMER, 500, 1234);
     check_range(TPCH_BIT(TPCH_ORDERS), TPCH_ORDERS, 33, 1000);
     check_range(TPCH_BIT(TPCH_LINEITEM), TPCH_LINEITEM, 5, 77);
-    check_range(TPCH_BIT(TPCH_ORDERS) | TPCH_BIT(TPCH_LINEITEM), TPCH_LINEITEM, 14000, 15000);
+    check_range(TPCH_BIT(TPCH_ORDERS) | TPCH_BIT(TPCH_LINEITEM), TPCH_LINEITEM, 2900, 3000);
     check_range(TPCH_BIT(TPCH_NATION), TPCH_NATION, 24, 25);
     check_range(TPCH_BIT(TPCH_REGION), TPCH_REGION, 2, 5);
 }

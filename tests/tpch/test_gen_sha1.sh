@@ -24,10 +24,13 @@ TABLES="part partsupp supplier customer orders lineitem nation region"
 # expected SF TABLE -> sha1 from dbgen.sha1
 expected() { awk -v s="$1" -v t="$2" '$1 == s && $2 == t { print $4 }' "$SUMS"; }
 
-# Sanitizer builds run ~10x slower: there SF 0.1 is left to the release run.
+# Sanitizer builds run ~10x slower: there only SF 0.01 runs (the same code
+# paths); SF 0.001 and 0.1 are left to the release run.
 SCALES="0.001 0.01 0.1"
+NPARTS=3
 if grep -q '^RACKDB_SANITIZE:BOOL=ON' "$RACKDB_BUILD/CMakeCache.txt" 2>/dev/null; then
-    SCALES="0.001 0.01"
+    SCALES="0.01"
+    NPARTS=2
 fi
 for sf in $SCALES; do
     dir="$WORK/sf$sf"
@@ -46,17 +49,17 @@ for sf in $SCALES; do
 done
 rm -rf "$WORK/sf0.1"
 
-# --parts 3: every part on its own, concatenated in order = the whole table;
+# --parts N: every part on its own, concatenated in order = the whole table;
 # nation and region are written whole by every part, as dbgen does.
 dir="$WORK/parts"
 mkdir -p "$dir"
-for i in 1 2 3; do
-    "${GEN[@]}" --sf 0.01 --out "$dir" --parts 3 --part "$i" --threads 2 || note "part $i failed"
+for i in $(seq 1 $NPARTS); do
+    "${GEN[@]}" --sf 0.01 --out "$dir" --parts $NPARTS --part "$i" --threads 2 || note "part $i failed"
 done
 for t in part partsupp supplier customer orders lineitem; do
-    got=$(cat "$dir/$t.tbl.1" "$dir/$t.tbl.2" "$dir/$t.tbl.3" | sha1sum | cut -d' ' -f1)
+    got=$(for i in $(seq 1 $NPARTS); do cat "$dir/$t.tbl.$i"; done | sha1sum | cut -d' ' -f1)
     [ "$got" = "$(expected 0.01 "$t")" ] || note "parts of $t do not add up to the whole table"
-    [ -s "$dir/$t.tbl.1" ] && [ -s "$dir/$t.tbl.3" ] || note "a part of $t is empty"
+    [ -s "$dir/$t.tbl.1" ] && [ -s "$dir/$t.tbl.$NPARTS" ] || note "a part of $t is empty"
 done
 for t in nation region; do
     [ "$(sha1sum < "$dir/$t.tbl" | cut -d' ' -f1)" = "$(expected 0.01 "$t")" ] ||

@@ -1,0 +1,551 @@
+/*
+ * pipeline.c — produce/consume code generation for one pipeline.
+ *
+ * The source "produces": it opens a loop over its tuples (or, for VALUES,
+ * emits each literal row in turn) and, for every tuple, lets the consumers
+ * emit their code in place — the steps in order, then the sink. A filter that
+ * fails jumps to the loop's "next tuple" block, so nothing after it runs.
+ * Column values come from a cg_binding whose load callback emits the load
+ * the first time an expression needs a column; the per-chunk array and
+ * bitmap addresses are loaded once before the loop (in the preheader).
+ */
+#include "codegen/pipeline.h"
+
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "codegen/expr.h"
+#include "codegen/opt.h"
+
+typedef struct gen {
+    const cg_pipeline_desc *d;
+    cg_fn *f;
+    cg_module *m;
+    cg_binding bind;
+    LLVMBuilderRef pre; /* inserts into the preheader, before its branch */
+    LLVMValueRef row;   /* i64: row within the chunk / buffer */
+    LLVMValueRef chunk; /* CHUNKS: the sto_chunk * */
+    LLVMValueRef rows_base;
+    LLVMValueRef wstate;
+    LLVMValueRef *col_base; /* per source column: array base, loaded in pre */
+    LLVMValueRef *col_valid;
+    LLVMBasicBlockRef next; /* where a rejected tuple goes */
+    cg_var agg_states;      /* AGG without keys: the one group's states */
+    LLVMBasicBlockRef probe_done;
+} gen;
+
+static LLVMValueRef byte_ptr(gen *g, LLVMBuilderRef b, LLVMValueRef base, uint64_t off)
+{
+    if (!off) return base;
+    LLVMValueRef idx = cg_const_i64(g->m, (int64_t)off);
+    return LLVMBuildGEP2(b, cg_i8(g->m), base, &idx, 1, "");
+}
+
+/* arr[idx] (an array of pointers), loaded in the preheader. */
+static LLVMValueRef pre_load_ptr(gen *g, LLVMValueRef arr, uint32_t idx)
+{
+    LLVMValueRef i = cg_const_i64(g->m, idx);
+    LLVMValueRef p = LLVMBuildGEP2(g->pre, cg_ptr(g->m), arr, &i, 1, "");
+    return LLVMBuildLoad2(g->pre, cg_ptr(g->m), p, "");
+}
+
+static int source_index(const cg_source *s, sql_colid id)
+{
+    for (uint32_t i = 0; i < s->ncols; i++)
+        if (s->ids[i] == id) return (int)i;
+    return -1;
+}
+
+/* The load callback: column `id` of the current tuple. */
+static cg_val load_column(void *arg, cg_fn *f, sql_colid id)
+{
+    gen *g = arg;
+    cg_module *m = g->m;
+    const cg_source *s = &g->d->source;
+    const sql_col_info *info = sql_plan_col(g->d->ctx, id);
+    LLVMTypeRef ty = cg_type(m, info->type.id);
+    int i = source_index(s, id);
+    cg_val out = {LLVMGetUndef(ty), NULL};
+    if (i < 0) return out; /* not produced here: the planner checked that */
+
+    if (s->kind == CG_SOURCE_ROWS) {
+        LLVMValueRef rowp = LLVMBuildGEP2(
+            f->b, cg_i8(m), g->rows_base,
+            (LLVMValueRef[]){LLVMBuildMul(f->b, g->row, cg_const_i64(m, s->row_bytes), "")}, 1, "");
+        out.v = LLVMBuildLoad2(f->b, ty, byte_ptr(g, f->b, rowp, (uint64_t)i * CG_ROW_SLOT), "");
+        if (info->nullable) {
+            LLVMValueRef nb = LLVMBuildLoad2(
+                f->b, cg_i8(m), byte_ptr(g, f->b, rowp, cg_row_null_offset(s->ncols, (uint32_t)i)),
+                "");
+            out.null = LLVMBuildICmp(f->b, LLVMIntNE, nb, LLVMConstInt(cg_i8(m), 0, 0), "");
+        }
+        return out;
+    }
+
+    /* CHUNKS: the arrays' addresses are loaded once per call, before the loop. */
+    if (!g->col_base[i]) {
+        LLVMValueRef cols = LLVMBuildLoad2(
+            g->pre, cg_ptr(m), byte_ptr(g, g->pre, g->chunk, offsetof(sto_chunk, cols)), "");
+        g->col_base[i] = pre_load_ptr(g, cols, s->col_index[i]);
+        if (!s->not_null[i]) {
+            LLVMValueRef valid =
+                LLVMBuildLoad2(g->pre, cg_ptr(m),
+                               byte_ptr(g, g->pre, g->chunk, offsetof(sto_chunk, validity)), "");
+            g->col_valid[i] = pre_load_ptr(g, valid, s->col_index[i]);
+        }
+    }
+    out.v = cg_load_elem(f, ty, g->col_base[i], g->row);
+    if (g->col_valid[i]) {
+        LLVMBuilderRef b = f->b;
+        LLVMValueRef word = cg_load_elem(f, cg_i64(m), g->col_valid[i],
+                                         LLVMBuildLShr(b, g->row, cg_const_i64(m, 6), ""));
+        LLVMValueRef bit = LLVMBuildAnd(
+            b, LLVMBuildLShr(b, word, LLVMBuildAnd(b, g->row, cg_const_i64(m, 63), ""), ""),
+            cg_const_i64(m, 1), "");
+        out.null = LLVMBuildICmp(b, LLVMIntEQ, bit, cg_const_i64(m, 0), "");
+    }
+    return out;
+}
+
+/* --- consumers ------------------------------------------------------------- */
+
+/* Starts code that runs only when v is not NULL; returns the block to close
+ * with end_if (NULL when v cannot be NULL). */
+static LLVMBasicBlockRef if_not_null(gen *g, cg_val v)
+{
+    if (!v.null) return NULL;
+    LLVMBasicBlockRef body = cg_block(g->f, "notnull");
+    LLVMBasicBlockRef done = cg_block(g->f, "notnull.done");
+    LLVMBuildCondBr(g->f->b, v.null, done, body);
+    LLVMPositionBuilderAtEnd(g->f->b, body);
+    return done;
+}
+
+static void end_if(gen *g, LLVMBasicBlockRef done)
+{
+    if (!done) return;
+    LLVMBuildBr(g->f->b, done);
+    LLVMPositionBuilderAtEnd(g->f->b, done);
+}
+
+static LLVMValueRef sink_state(gen *g)
+{
+    return byte_ptr(g, g->f->b, g->wstate, g->d->sink.state_offset);
+}
+
+/* Stores v (and its NULL byte) as slot i of a row of ncols columns. */
+static void store_slot(gen *g, LLVMValueRef row, uint32_t ncols, uint32_t i, cg_val v)
+{
+    LLVMBuilderRef b = g->f->b;
+    LLVMBuildStore(b, v.v, byte_ptr(g, b, row, (uint64_t)i * CG_ROW_SLOT));
+    LLVMValueRef nb =
+        v.null ? LLVMBuildZExt(b, v.null, cg_i8(g->m), "") : LLVMConstInt(cg_i8(g->m), 0, 0);
+    LLVMBuildStore(b, nb, byte_ptr(g, b, row, cg_row_null_offset(ncols, i)));
+}
+
+static LLVMValueRef helper(gen *g, const char *name, void *addr, LLVMTypeRef *params, unsigned n,
+                           sto_status *st)
+{
+    LLVMTypeRef fty = cg_fn_type(g->m, cg_i32(g->m), params, n);
+    LLVMValueRef fn = NULL;
+    *st = cg_extern(g->m, name, fty, addr, &fn);
+    return fn;
+}
+
+static sto_status sink_rows(gen *g)
+{
+    const cg_sink *s = &g->d->sink;
+    cg_module *m = g->m;
+    LLVMTypeRef ptr = cg_ptr(m);
+    sto_status st = STO_OK;
+    LLVMValueRef fn = helper(g, "cg_pipeline_rows_append", (void *)s->append,
+                             (LLVMTypeRef[]){ptr, ptr, ptr}, 3, &st);
+    if (st) return st;
+    /* Values first, so a failing expression appends no half row. */
+    cg_val *vals = calloc(s->ncols ? s->ncols : 1, sizeof(*vals));
+    if (!vals) return sto_error_oom();
+    for (uint32_t i = 0; !st && i < s->ncols; i++)
+        st = cg_expr_compile(g->f, g->d->ctx, s->exprs[i], &g->bind, &vals[i]);
+    if (!st) {
+        cg_var slot = cg_var_new(g->f, ptr, NULL, "row");
+        cg_call_checked(g->f, fn, (LLVMValueRef[]){g->f->err, sink_state(g), slot.slot}, 3);
+        LLVMValueRef row = cg_var_get(g->f, slot);
+        for (uint32_t i = 0; i < s->ncols; i++)
+            store_slot(g, row, s->ncols, i, vals[i]);
+    }
+    free(vals);
+    return st;
+}
+
+static bool is_int_sum(sto_type t)
+{
+    return t.id != STO_TYPE_DOUBLE;
+}
+
+/* Updates one aggregate's state at p with its argument's value. */
+static sto_status agg_update(gen *g, const cg_agg_slot *a, uint32_t index, LLVMValueRef states,
+                             LLVMValueRef distinct_fn)
+{
+    cg_fn *f = g->f;
+    cg_module *m = g->m;
+    LLVMBuilderRef b = f->b;
+    LLVMValueRef p = byte_ptr(g, b, states, a->offset);
+    if (a->func == SQL_AGG_COUNT_STAR) {
+        LLVMValueRef c = LLVMBuildLoad2(b, cg_i64(m), p, "");
+        LLVMBuildStore(b, LLVMBuildAdd(b, c, cg_const_i64(m, 1), ""), p);
+        return STO_OK;
+    }
+    cg_val v;
+    STO_TRY(cg_expr_compile(f, g->d->ctx, a->arg, &g->bind, &v));
+    sto_type t = a->arg->type;
+    LLVMBasicBlockRef done = if_not_null(g, v);
+    if (cg_agg_is_distinct_set(a->func, a->distinct)) {
+        cg_var tmp = cg_var_new(f, LLVMArrayType(cg_i8(m), CG_ROW_SLOT), NULL, "dval");
+        LLVMBuildStore(b, v.v, tmp.slot);
+        cg_call_checked(
+            f, distinct_fn,
+            (LLVMValueRef[]){f->err, sink_state(g), p, cg_const_i32(m, (int32_t)index), tmp.slot},
+            5);
+        end_if(g, done);
+        return STO_OK;
+    }
+    switch (a->func) {
+    case SQL_AGG_COUNT: {
+        LLVMValueRef c = LLVMBuildLoad2(b, cg_i64(m), p, "");
+        LLVMBuildStore(b, LLVMBuildAdd(b, c, cg_const_i64(m, 1), ""), p);
+        break;
+    }
+    case SQL_AGG_SUM:
+    case SQL_AGG_AVG: {
+        LLVMValueRef aux = byte_ptr(g, b, p, is_int_sum(t) ? 16 : 8);
+        if (is_int_sum(t)) {
+            LLVMValueRef x = t.id == STO_TYPE_BOOLEAN ? LLVMBuildZExt(b, v.v, cg_i128(m), "")
+                                                      : LLVMBuildSExt(b, v.v, cg_i128(m), "");
+            LLVMValueRef s = LLVMBuildLoad2(b, cg_i128(m), p, "");
+            LLVMBuildStore(b, LLVMBuildAdd(b, s, x, ""), p);
+        } else {
+            LLVMValueRef s = LLVMBuildLoad2(b, cg_f64(m), p, "");
+            LLVMBuildStore(b, LLVMBuildFAdd(b, s, v.v, ""), p);
+        }
+        if (a->func == SQL_AGG_SUM) {
+            LLVMBuildStore(b, LLVMConstInt(cg_i8(m), 1, 0), aux);
+        } else {
+            LLVMValueRef c = LLVMBuildLoad2(b, cg_i64(m), aux, "");
+            LLVMBuildStore(b, LLVMBuildAdd(b, c, cg_const_i64(m, 1), ""), aux);
+        }
+        break;
+    }
+    case SQL_AGG_MIN:
+    case SQL_AGG_MAX: {
+        LLVMTypeRef ty = cg_type(m, t.id);
+        LLVMValueRef seenp = byte_ptr(g, b, p, 16);
+        LLVMValueRef seen = LLVMBuildLoad2(b, cg_i8(m), seenp, "");
+        cg_val cur = {LLVMBuildLoad2(b, ty, p, ""), NULL};
+        cg_val nv = {v.v, NULL};
+        LLVMValueRef cmp = cg_compare_vals(f, nv, cur, t, false, false);
+        b = f->b;
+        LLVMValueRef better = LLVMBuildICmp(b, a->func == SQL_AGG_MIN ? LLVMIntSLT : LLVMIntSGT,
+                                            cmp, cg_const_i32(m, 0), "");
+        LLVMValueRef take = LLVMBuildOr(
+            b, better, LLVMBuildICmp(b, LLVMIntEQ, seen, LLVMConstInt(cg_i8(m), 0, 0), ""), "");
+        LLVMBasicBlockRef set = cg_block(f, "minmax.set"), after = cg_block(f, "minmax.done");
+        LLVMBuildCondBr(b, take, set, after);
+        LLVMPositionBuilderAtEnd(b, set);
+        LLVMBuildStore(b, v.v, p);
+        LLVMBuildStore(b, LLVMConstInt(cg_i8(m), 1, 0), seenp);
+        LLVMBuildBr(b, after);
+        LLVMPositionBuilderAtEnd(b, after);
+        break;
+    }
+    default:
+        break;
+    }
+    end_if(g, done);
+    return STO_OK;
+}
+
+/* The inline look at the group's home slot (cg_sink.probe): on a hit,
+ * stores the entry's states in `states` and jumps to g->probe_done (made
+ * here); the builder is left where the slow path (calling find) goes. */
+static void probe(gen *g, LLVMValueRef hash, const cg_val *vals, const sto_type *types,
+                  cg_var states)
+{
+    const cg_sink *s = &g->d->sink;
+    cg_fn *f = g->f;
+    cg_module *m = g->m;
+    LLVMBuilderRef b = f->b;
+    LLVMTypeRef ptr = cg_ptr(m), i64 = cg_i64(m);
+    uint32_t nk = s->nkeys;
+    LLVMBasicBlockRef look = cg_block(f, "probe.look"), check = cg_block(f, "probe.check");
+    LLVMBasicBlockRef keys = cg_block(f, "probe.keys"), hit = cg_block(f, "probe.hit");
+    LLVMBasicBlockRef slow = cg_block(f, "probe.slow");
+    g->probe_done = cg_block(f, "probe.done");
+
+    LLVMValueRef part = LLVMBuildLShr(b, hash, cg_const_i64(m, 64 - s->probe.parts_log), "");
+    LLVMValueRef partp =
+        LLVMBuildGEP2(b, cg_i8(m), sink_state(g),
+                      (LLVMValueRef[]){LLVMBuildAdd(
+                          b, cg_const_i64(m, s->probe.parts_offset),
+                          LLVMBuildMul(b, part, cg_const_i64(m, s->probe.part_bytes), ""), "")},
+                      1, "");
+    LLVMValueRef slots = LLVMBuildLoad2(b, ptr, byte_ptr(g, b, partp, s->probe.slots_offset), "");
+    LLVMValueRef cap = LLVMBuildLoad2(b, i64, byte_ptr(g, b, partp, s->probe.cap_offset), "");
+    LLVMBuildCondBr(b, LLVMBuildIsNull(b, slots, ""), slow, look);
+
+    LLVMPositionBuilderAtEnd(b, look);
+    LLVMValueRef idx = LLVMBuildAnd(b, hash, LLVMBuildSub(b, cap, cg_const_i64(m, 1), ""), "");
+    LLVMValueRef e = cg_load_elem(f, ptr, slots, idx);
+    LLVMBuildCondBr(b, LLVMBuildIsNull(b, e, ""), slow, check);
+
+    LLVMPositionBuilderAtEnd(b, check);
+    LLVMValueRef h = LLVMBuildLoad2(b, i64, e, "");
+    LLVMBuildCondBr(b, LLVMBuildICmp(b, LLVMIntEQ, h, hash, ""), keys, slow);
+
+    LLVMPositionBuilderAtEnd(b, keys);
+    cg_val *ev = calloc(nk, sizeof(*ev));
+    for (uint32_t i = 0; ev && i < nk; i++) {
+        LLVMValueRef kp = byte_ptr(g, b, e, s->probe.key_offset + i * CG_ROW_SLOT);
+        ev[i].v = LLVMBuildLoad2(b, cg_type(m, types[i].id), kp, "");
+        if (vals[i].null) {
+            LLVMValueRef nb = LLVMBuildLoad2(
+                b, cg_i8(m), byte_ptr(g, b, e, s->probe.key_offset + cg_row_null_offset(nk, i)),
+                "");
+            ev[i].null = LLVMBuildICmp(b, LLVMIntNE, nb, LLVMConstInt(cg_i8(m), 0, 0), "");
+        }
+    }
+    LLVMValueRef eq = ev ? cg_equal_vals(f, vals, ev, types, nk, true) : cg_const_bool(m, false);
+    free(ev);
+    b = f->b;
+    LLVMBuildCondBr(b, eq, hit, slow);
+
+    LLVMPositionBuilderAtEnd(b, hit);
+    cg_var_set(f, states, byte_ptr(g, b, e, s->probe.states_offset));
+    LLVMBuildBr(b, g->probe_done);
+    LLVMPositionBuilderAtEnd(b, slow);
+}
+
+static sto_status sink_agg(gen *g)
+{
+    const cg_sink *s = &g->d->sink;
+    cg_fn *f = g->f;
+    cg_module *m = g->m;
+    LLVMTypeRef ptr = cg_ptr(m);
+    sto_status st = STO_OK;
+    LLVMValueRef find = helper(g, "cg_pipeline_agg_find", (void *)s->find,
+                               (LLVMTypeRef[]){ptr, ptr, cg_i64(m), ptr, ptr}, 5, &st);
+    if (st) return st;
+    LLVMValueRef distinct = NULL;
+    for (uint32_t i = 0; i < s->naggs; i++)
+        if (cg_agg_is_distinct_set(s->aggs[i].func, s->aggs[i].distinct) && !distinct) {
+            distinct = helper(g, "cg_pipeline_agg_distinct", (void *)s->distinct,
+                              (LLVMTypeRef[]){ptr, ptr, ptr, cg_i32(m), ptr}, 5, &st);
+            if (st) return st;
+        }
+
+    uint32_t nk = s->nkeys;
+    cg_val *vals = calloc(nk ? nk : 1, sizeof(*vals));
+    sto_type *types = calloc(nk ? nk : 1, sizeof(*types));
+    if (!vals || !types) {
+        free(vals);
+        free(types);
+        return sto_error_oom();
+    }
+    for (uint32_t i = 0; !st && i < nk; i++) {
+        st = cg_expr_compile(f, g->d->ctx, s->keys[i], &g->bind, &vals[i]);
+        types[i] = s->keys[i]->type;
+    }
+    if (!st) {
+        cg_var key = cg_var_new(
+            f, LLVMArrayType(cg_i8(m), cg_row_bytes(nk) ? cg_row_bytes(nk) : 16), NULL, "key");
+        for (uint32_t i = 0; i < nk; i++)
+            store_slot(g, key.slot, nk, i, vals[i]);
+        LLVMValueRef hash = nk ? cg_hash_vals(f, vals, types, nk) : cg_const_i64(m, 0);
+        cg_var states = g->agg_states;
+        if (!nk && states.slot) {
+            /* found once before the loop */
+        } else if (s->probe.enabled && nk) {
+            states = cg_var_new(f, ptr, NULL, "states");
+            probe(g, hash, vals, types, states);
+            cg_call_checked(
+                f, find, (LLVMValueRef[]){f->err, sink_state(g), hash, key.slot, states.slot}, 5);
+            LLVMBuildBr(f->b, g->probe_done);
+            LLVMPositionBuilderAtEnd(f->b, g->probe_done);
+        } else {
+            states = cg_var_new(f, ptr, NULL, "states");
+            cg_call_checked(
+                f, find, (LLVMValueRef[]){f->err, sink_state(g), hash, key.slot, states.slot}, 5);
+        }
+        LLVMValueRef sp = cg_var_get(f, states);
+        for (uint32_t i = 0; !st && i < s->naggs; i++)
+            st = agg_update(g, &s->aggs[i], i, sp, distinct);
+    }
+    free(vals);
+    free(types);
+    return st;
+}
+
+/* The code for one tuple: the steps, then the sink. A rejected tuple
+ * branches to g->next. */
+static sto_status consume(gen *g)
+{
+    const cg_pipeline_desc *d = g->d;
+    for (uint32_t i = 0; i < d->nsteps; i++) {
+        const cg_step *s = &d->steps[i];
+        if (s->kind == CG_STEP_FILTER) {
+            LLVMValueRef pass;
+            STO_TRY(cg_expr_compile_pred(g->f, d->ctx, s->pred, &g->bind, &pass));
+            LLVMBasicBlockRef keep = cg_block(g->f, "pass");
+            LLVMBuildCondBr(g->f->b, pass, keep, g->next);
+            LLVMPositionBuilderAtEnd(g->f->b, keep);
+            continue;
+        }
+        for (uint32_t k = 0; k < s->count; k++) {
+            const sql_proj_item *it = &s->items[k];
+            if (it->expr->kind == SQL_BEXPR_COLUMN && it->expr->column == it->id) continue;
+            cg_val v;
+            STO_TRY(cg_expr_compile(g->f, d->ctx, it->expr, &g->bind, &v));
+            g->bind.vals[it->id] = v;
+        }
+    }
+    return d->sink.kind == CG_SINK_ROWS ? sink_rows(g) : sink_agg(g);
+}
+
+/* --- producers --------------------------------------------------------------- */
+
+static sto_status produce_loop(gen *g)
+{
+    const cg_source *s = &g->d->source;
+    cg_fn *f = g->f;
+    cg_module *m = g->m;
+    LLVMBuilderRef b = f->b;
+    LLVMValueRef begin = cg_fn_param(f, 2), end = cg_fn_param(f, 3);
+    LLVMValueRef lo = begin, hi = end;
+    if (s->kind == CG_SOURCE_CHUNKS) {
+        LLVMValueRef idx = LLVMBuildLShr(b, begin, cg_const_i64(m, 32), "");
+        g->chunk = cg_load_elem(f, cg_ptr(m), cg_const_ptr(m, s->chunks), idx);
+        LLVMValueRef mask = cg_const_i64(m, 0xffffffffLL);
+        lo = LLVMBuildAnd(b, begin, mask, "");
+        hi = LLVMBuildAnd(b, end, mask, "");
+    } else {
+        g->rows_base = LLVMBuildLoad2(b, cg_ptr(m), cg_const_ptr(m, s->rows_cell), "");
+    }
+    const cg_sink *k = &g->d->sink;
+    if (k->kind == CG_SINK_AGG && k->nkeys == 0) {
+        /* One group: find its states once per call, not per tuple. */
+        LLVMTypeRef ptr = cg_ptr(m);
+        sto_status st = STO_OK;
+        LLVMValueRef find = helper(g, "cg_pipeline_agg_find", (void *)k->find,
+                                   (LLVMTypeRef[]){ptr, ptr, cg_i64(m), ptr, ptr}, 5, &st);
+        if (st) return st;
+        cg_var key = cg_var_new(f, LLVMArrayType(cg_i8(m), 16), NULL, "key0");
+        g->agg_states = cg_var_new(f, ptr, NULL, "states0");
+        cg_call_checked(f, find,
+                        (LLVMValueRef[]){f->err, sink_state(g), cg_const_i64(m, 0), key.slot,
+                                         g->agg_states.slot},
+                        5);
+        b = f->b;
+    }
+    LLVMBasicBlockRef pre = LLVMGetInsertBlock(b);
+    cg_loop loop;
+    cg_loop_begin(f, &loop, lo, hi);
+    LLVMPositionBuilderBefore(g->pre, LLVMGetBasicBlockTerminator(pre));
+    g->row = loop.index;
+    g->next = cg_block(f, "next");
+    STO_TRY(consume(g));
+    LLVMBuildBr(f->b, g->next);
+    LLVMPositionBuilderAtEnd(f->b, g->next);
+    cg_loop_end(f, &loop);
+    return STO_OK;
+}
+
+static sto_status produce_values(gen *g)
+{
+    const cg_source *s = &g->d->source;
+    cg_fn *f = g->f;
+    for (uint32_t r = 0; r < s->nrows; r++) {
+        cg_binding_reset(&g->bind, false);
+        f->row = cg_const_i64(g->m, r);
+        const sql_bexpr_list *row = &s->rows[r];
+        for (uint32_t i = 0; i < s->ncols && i < row->count; i++) {
+            cg_val v;
+            STO_TRY(cg_expr_compile(f, g->d->ctx, row->items[i], &g->bind, &v));
+            g->bind.vals[s->ids[i]] = v;
+        }
+        g->next = cg_block(f, "next");
+        STO_TRY(consume(g));
+        LLVMBuildBr(f->b, g->next);
+        LLVMPositionBuilderAtEnd(f->b, g->next);
+    }
+    return STO_OK;
+}
+
+/* --- compiling ----------------------------------------------------------------- */
+
+static sto_status build(const cg_pipeline_desc *d, cg_module *m)
+{
+    LLVMTypeRef ptr = cg_ptr(m);
+    LLVMTypeRef params[] = {ptr, ptr, cg_i64(m), cg_i64(m)};
+    cg_fn f;
+    STO_TRY(cg_fn_begin(&f, m, "pipeline", params, 4));
+    gen g;
+    memset(&g, 0, sizeof(g));
+    g.d = d;
+    g.f = &f;
+    g.m = m;
+    g.wstate = cg_fn_param(&f, 1);
+    g.pre = LLVMCreateBuilderInContext(cg_module_context(m));
+    uint32_t n = d->source.ncols ? d->source.ncols : 1;
+    g.col_base = calloc(n, sizeof(*g.col_base));
+    g.col_valid = calloc(n, sizeof(*g.col_valid));
+    sto_status st = (!g.pre || !g.col_base || !g.col_valid) ? sto_error_oom() : STO_OK;
+    if (!st) st = cg_binding_init(&g.bind, d->ctx, load_column, &g);
+    if (!st) {
+        if (d->params) g.bind.params = cg_const_ptr(m, d->params);
+        g.bind.strings = byte_ptr(&g, f.b, g.wstate, d->strings_offset);
+        st = d->source.kind == CG_SOURCE_VALUES ? produce_values(&g) : produce_loop(&g);
+        if (!st) cg_fn_return_ok(&f);
+        cg_binding_free(&g.bind);
+    }
+    if (g.pre) LLVMDisposeBuilder(g.pre);
+    free(g.col_base);
+    free(g.col_valid);
+    sto_status end = cg_fn_end(&f);
+    if (st) {
+        sto_status_free(end);
+        return st;
+    }
+    return end;
+}
+
+sto_status cg_pipeline_compile(cg_jit *jit, const cg_pipeline_desc *d, cg_mode mode,
+                               cg_pipeline_code *out)
+{
+    memset(out, 0, sizeof(*out));
+    int64_t t0 = cg_clock_us();
+    cg_module *m = NULL;
+    STO_TRY(cg_module_create(jit, d->name ? d->name : "pipeline", &m));
+    sto_status st = build(d, m);
+    if (st) {
+        cg_module_destroy(m);
+        return st;
+    }
+    out->build_us = cg_clock_us() - t0;
+    STO_TRY(cg_jit_compile(jit, m, mode, &out->code));
+    out->fn = (cg_pipeline_fn)cg_code_fn(out->code, "pipeline");
+    out->compile_us = cg_clock_us() - t0;
+    out->mode = mode;
+    if (!out->fn) {
+        cg_pipeline_code_free(out);
+        return sto_error(STO_INTERNAL_ERROR, "compiled pipeline has no entry point");
+    }
+    return STO_OK;
+}
+
+void cg_pipeline_code_free(cg_pipeline_code *pc)
+{
+    if (pc->code) sto_status_free(cg_code_free(pc->code));
+    pc->code = NULL;
+    pc->fn = NULL;
+}

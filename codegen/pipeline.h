@@ -1,0 +1,218 @@
+/*
+ * pipeline.h — one pipeline of a query, compiled into one LLVM function.
+ *
+ * The physical planner (engine/physical.c) cuts a plan into pipelines: a
+ * source that yields tuples, a chain of steps (filters, projections) and a
+ * sink that consumes them (a hash-aggregation table, a row buffer for a sort
+ * or the result). It describes each pipeline with a cg_pipeline_desc and this
+ * module turns it into
+ *
+ *     int32_t pipeline(cg_error *err, void *query_state, void *worker_state,
+ *                      uint64_t begin, uint64_t end)
+ *
+ * which processes tuples [begin, end) of its source: for a table scan these
+ * are ENG_MORSEL_POS-style positions (chunk index in the high 32 bits, row
+ * inside the chunk in the low 32), for a row buffer plain row numbers.
+ *
+ * Produce/consume: the source emits a loop, the steps and the sink emit their
+ * code inside it, so a tuple stays in registers from the scan to the sink.
+ * Columns are loaded only when an expression first needs them (cg_binding),
+ * so a filter that fails early never touches the other columns; NOT NULL
+ * columns never read a validity bitmap.
+ *
+ * codegen/ knows nothing of the engine: the description carries the
+ * addresses of the engine's runtime helpers (row append, hash-table lookup)
+ * and the offsets of what the generated code touches in the worker state.
+ * The layouts it writes — the row format below and the aggregate states —
+ * are defined here, once, and the engine's runtime reads the same layouts.
+ *
+ * Row format (materialized tuples between pipelines, and group keys): column
+ * i occupies a 16-byte slot at i * 16 holding its value in its C type
+ * (BOOLEAN uint8_t, INTEGER/DATE int32_t, BIGINT/DECIMAL int64_t, DOUBLE,
+ * sto_str); after the slots one byte per column is 1 when the value is NULL.
+ */
+#ifndef RACKDB_CODEGEN_PIPELINE_H
+#define RACKDB_CODEGEN_PIPELINE_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "codegen/ir.h"
+#include "codegen/jit.h"
+#include "sql/plan.h"
+#include "storage/chunk.h"
+#include "storage/status.h"
+
+/* --- the row format ----------------------------------------------------- */
+
+#define CG_ROW_SLOT 16u
+
+static inline uint32_t cg_row_bytes(uint32_t ncols)
+{
+    return (ncols * CG_ROW_SLOT + ncols + 15u) & ~15u;
+}
+
+/* The NULL byte of column i in a row of ncols columns. */
+static inline uint32_t cg_row_null_offset(uint32_t ncols, uint32_t i)
+{
+    return ncols * CG_ROW_SLOT + i;
+}
+
+/* --- aggregate states ----------------------------------------------------
+ * Each aggregate of a group owns cg_agg_state_bytes() bytes (a multiple of
+ * 16) at its offset in the group's state area:
+ *   COUNT(*), COUNT(x)      int64 count
+ *   SUM, AVG of integers    __int128 sum at 0; SUM: uint8 "seen" at 16,
+ *     and DECIMALs          AVG: int64 count at 16
+ *   SUM, AVG of DOUBLE      double sum at 0; SUM: uint8 seen at 8, AVG:
+ *                           int64 count at 8
+ *   MIN, MAX                the value in its C type at 0, uint8 seen at 16
+ *   any DISTINCT aggregate  a pointer to the runtime's set of the distinct
+ *                           values at 0 (the engine computes the result
+ *                           from the set when it finalizes) */
+
+static inline bool cg_agg_is_distinct_set(sql_agg func, bool distinct)
+{
+    return distinct && func != SQL_AGG_MIN && func != SQL_AGG_MAX && func != SQL_AGG_COUNT_STAR;
+}
+
+static inline uint32_t cg_agg_state_bytes(sql_agg func, bool distinct, sto_type arg)
+{
+    if (cg_agg_is_distinct_set(func, distinct)) return 16;
+    switch (func) {
+    case SQL_AGG_SUM:
+    case SQL_AGG_AVG:
+        return arg.id == STO_TYPE_DOUBLE ? 16 : 32;
+    case SQL_AGG_MIN:
+    case SQL_AGG_MAX:
+        return 32;
+    default:
+        return 16;
+    }
+}
+
+/* --- runtime helpers the generated code calls ------------------------------
+ * Each returns a cg_error_kind (0 = fine) and on failure leaves the error in
+ * err->detail. `sink_state` is worker_state + the sink's state_offset. */
+
+/* A new row of a row sink; *row points to row_bytes bytes to fill. */
+typedef int32_t (*cg_rows_append_fn)(cg_error *err, void *sink_state, uint8_t **row);
+
+/* The states of the group whose key row (the row format over the keys) is
+ * `key` and whose hash is `hash`; a new group's states are zeroed. */
+typedef int32_t (*cg_agg_find_fn)(cg_error *err, void *sink_state, uint64_t hash,
+                                  const uint8_t *key, uint8_t **states);
+
+/* Adds the non-NULL value in the 16-byte slot `value` to the distinct set of
+ * aggregate `agg` whose state is at `state`. */
+typedef int32_t (*cg_agg_distinct_fn)(cg_error *err, void *sink_state, uint8_t *state, uint32_t agg,
+                                      const uint8_t *value);
+
+/* --- the description ------------------------------------------------------- */
+
+typedef enum cg_source_kind {
+    CG_SOURCE_CHUNKS, /* a table's chunks; positions are (chunk << 32 | row) */
+    CG_SOURCE_ROWS,   /* a row buffer filled by an earlier pipeline */
+    CG_SOURCE_VALUES, /* literal rows (VALUES), all in one call */
+} cg_source_kind;
+
+typedef struct cg_source {
+    cg_source_kind kind;
+    uint32_t ncols;
+    const sql_colid *ids; /* the columns the source yields */
+    /* CHUNKS: the table's chunk array; ids[i] is schema column col_index[i];
+     * not_null[i] says it has no validity bitmap. */
+    sto_chunk *const *chunks;
+    const uint32_t *col_index;
+    const bool *not_null;
+    /* ROWS: *rows_cell is the buffer's base (read when the code runs, so
+     * the buffer may be filled after compiling); ids[i] is slot i. */
+    uint8_t *const *rows_cell;
+    uint32_t row_bytes;
+    /* VALUES: nrows rows of ncols expressions, one per id. */
+    uint32_t nrows;
+    const sql_bexpr_list *rows;
+} cg_source;
+
+typedef enum cg_step_kind {
+    CG_STEP_FILTER,  /* keep tuples where pred is true */
+    CG_STEP_PROJECT, /* compute items[i].expr into column items[i].id */
+} cg_step_kind;
+
+typedef struct cg_step {
+    cg_step_kind kind;
+    const sql_bexpr *pred;
+    uint32_t count;
+    const sql_proj_item *items;
+} cg_step;
+
+typedef enum cg_sink_kind {
+    CG_SINK_ROWS, /* append exprs as one row (row format over ncols) */
+    CG_SINK_AGG,  /* find the group of keys, update the aggregates */
+} cg_sink_kind;
+
+typedef struct cg_agg_slot {
+    sql_agg func;
+    bool distinct;
+    const sql_bexpr *arg; /* NULL for COUNT(*) */
+    uint32_t offset;      /* in the group's state area */
+} cg_agg_slot;
+
+typedef struct cg_sink {
+    cg_sink_kind kind;
+    uint32_t state_offset; /* of the sink's state in the worker state */
+    /* ROWS */
+    uint32_t ncols;
+    const sql_bexpr *const *exprs;
+    cg_rows_append_fn append;
+    /* AGG */
+    uint32_t nkeys;
+    const sql_bexpr *const *keys;
+    uint32_t naggs;
+    const cg_agg_slot *aggs;
+    cg_agg_find_fn find;
+    cg_agg_distinct_fn distinct;
+    /* AGG, optional (probe.enabled): the layout of the runtime's tables, so
+     * the generated code can look at the group's home slot itself and call
+     * find only when that slot is empty or holds another group. Partition p
+     * (the top `parts_log` bits of the hash) is at sink_state + parts_offset
+     * + p * part_bytes, with its slot array (uint8_t **) at slots_offset and
+     * its power-of-two capacity (uint64_t) at cap_offset; an entry holds its
+     * hash at 0, its key row at key_offset and its states at states_offset. */
+    struct {
+        bool enabled;
+        uint32_t parts_offset, part_bytes, parts_log, slots_offset, cap_offset;
+        uint32_t key_offset, states_offset;
+    } probe;
+} cg_sink;
+
+typedef struct cg_pipeline_desc {
+    const char *name;
+    const sql_plan_ctx *ctx;
+    cg_source source;
+    uint32_t nsteps;
+    const cg_step *steps; /* in tuple order: steps[0] sees the source's tuples */
+    cg_sink sink;
+    uint32_t strings_offset; /* of the worker's cg_rt_strings in its state */
+    const sto_value *params; /* $1.. values, or NULL */
+} cg_pipeline_desc;
+
+typedef int32_t (*cg_pipeline_fn)(cg_error *err, void *query_state, void *worker_state,
+                                  uint64_t begin, uint64_t end);
+
+typedef struct cg_pipeline_code {
+    cg_code *code;
+    cg_pipeline_fn fn;
+    int64_t build_us;   /* building the IR */
+    int64_t compile_us; /* building + cg_jit_compile */
+    cg_mode mode;
+} cg_pipeline_code;
+
+/* Builds and compiles the pipeline in `mode`. */
+sto_status cg_pipeline_compile(cg_jit *jit, const cg_pipeline_desc *d, cg_mode mode,
+                               cg_pipeline_code *out);
+
+/* Frees the machine code (NULL-safe on an unset out). */
+void cg_pipeline_code_free(cg_pipeline_code *pc);
+
+#endif

@@ -1,0 +1,556 @@
+/*
+ * executor.c — compiling and running a query's pipelines (executor.h).
+ *
+ * Every pipeline becomes one sched job with one pipeline: its morsels run
+ * the generated function with the worker's state, its finalize step moves
+ * the workers' sink states out (sorting each worker's run, or merging one
+ * aggregation partition per finalize morsel), and what is left to do once —
+ * merging sorted runs, concatenating rows, applying LIMIT — happens between
+ * jobs. Running pipelines one job at a time keeps every pipeline's input
+ * known (and its size, which picks the compile mode) before it is compiled.
+ */
+#include "engine/executor.h"
+
+#include <pthread.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "codegen/rt.h"
+#include "engine/instance.h"
+#include "engine/rt_agg.h"
+#include "engine/rt_sort.h"
+
+static double now_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
+}
+
+/* --- the instance's JIT and pool ------------------------------------------------ */
+
+void eng_exec_shared_free(eng_exec_shared *s)
+{
+    if (!s) return;
+    if (s->sched) eng_sched_destroy(s->sched);
+    if (s->jit) sto_status_free(cg_jit_destroy(s->jit));
+    eng_mem_destroy(s->mem);
+    free(s);
+}
+
+sto_status eng_exec_shared_get(rackdb *db, eng_exec_shared **out)
+{
+    pthread_mutex_lock(&db->exec_lock);
+    sto_status st = STO_OK;
+    if (!db->exec) {
+        eng_exec_shared *s = calloc(1, sizeof(*s));
+        if (!s) st = sto_error_oom();
+        if (!st) st = eng_mem_create("instance", 0, NULL, &s->mem);
+        if (!st) st = cg_jit_create(NULL, &s->jit);
+        if (!st) st = eng_sched_create(NULL, &s->sched);
+        if (st)
+            eng_exec_shared_free(s);
+        else
+            db->exec = s;
+    }
+    *out = db->exec;
+    pthread_mutex_unlock(&db->exec_lock);
+    return st;
+}
+
+/* --- strings made by generated code ------------------------------------------------ */
+
+/* Each worker's string arena outlives its pipeline: rows downstream may
+ * point into it. They are collected here and freed with the query. */
+struct eng_exec_strings {
+    pthread_mutex_t lock;
+    cg_rt_strings *arenas;
+    size_t n, cap;
+};
+
+void eng_exec_strings_free(eng_exec_strings *s)
+{
+    if (!s) return;
+    for (size_t i = 0; i < s->n; i++)
+        cg_rt_strings_free(&s->arenas[i]);
+    free(s->arenas);
+    pthread_mutex_destroy(&s->lock);
+    free(s);
+}
+
+static void keep_strings(eng_exec_strings *s, cg_rt_strings *a)
+{
+    if (!a->blocks) return;
+    pthread_mutex_lock(&s->lock);
+    if (s->n == s->cap) {
+        size_t cap = s->cap ? s->cap * 2 : 16;
+        cg_rt_strings *n = realloc(s->arenas, cap * sizeof(*n));
+        if (n) {
+            s->arenas = n;
+            s->cap = cap;
+        }
+    }
+    if (s->n < s->cap) {
+        s->arenas[s->n++] = *a;
+        cg_rt_strings_init(a);
+    } else {
+        cg_rt_strings_free(a); /* only when memory is short; rows may dangle, but the
+                                * query fails on the next allocation anyway */
+    }
+    pthread_mutex_unlock(&s->lock);
+}
+
+/* --- one pipeline's run ------------------------------------------------------------- */
+
+typedef struct wstate {
+    cg_rt_strings strings;
+    sto_status err;
+    union {
+        eng_rows_sink rows;
+        eng_agg_local agg;
+    } sink;
+    bool moved; /* the rows sink was handed to finalize */
+} wstate;
+
+typedef struct prun {
+    const eng_exec_env *env;
+    const eng_pipe *p;
+    cg_pipeline_fn fn;
+    uint8_t *rows_base; /* a PIPE source's rows */
+    uint32_t row_bytes; /* of the sink's rows */
+    bool mark;          /* record morsel order (ordered input) */
+    unsigned nparts;
+    eng_rows_sink *runs;  /* ROWS, SORT: per worker, moved here by finalize */
+    eng_rows_sink *parts; /* AGG: output per partition */
+    unsigned nstates;
+    eng_sort_spec sort;
+    uint64_t keep; /* SORT: rows each run keeps (top-k) */
+    eng_exec_strings *strings;
+    _Atomic uint64_t rows_in;
+    pthread_mutex_t fin_lock;
+    sto_status fin_err; /* the first error of finalize */
+    /* LIMIT without ORDER BY over an unordered input: any `keep` rows will
+     * do, so morsels stop running once that many exist. */
+    bool stop_early;
+    _Atomic uint64_t made;
+} prun;
+
+/* Top-k: a worker's run never needs more than its first `keep` rows, so a
+ * full buffer is sorted and cut back before it grows (memory stays O(k)). */
+static sto_status topk_compact(void *arg, eng_rows_sink *s)
+{
+    prun *r = arg;
+    return eng_sort_run(&r->sort, s, r->keep);
+}
+
+static sto_status state_init(void *ctx, void *state, const eng_worker_info *worker)
+{
+    prun *r = ctx;
+    wstate *w = state;
+    cg_rt_strings_init(&w->strings);
+    eng_rt_mem mem = {r->env->mem, worker->mem, worker->node};
+    if (r->p->sink == ENG_SINK_AGG)
+        eng_agg_local_init(&w->sink.agg, &r->p->agg, mem);
+    else
+        eng_rows_sink_init(&w->sink.rows, mem, r->row_bytes);
+    if (r->p->sink == ENG_SINK_SORT && r->keep < UINT64_MAX / 4) {
+        w->sink.rows.compact = topk_compact;
+        w->sink.rows.compact_arg = r;
+        w->sink.rows.compact_min = 2 * r->keep + 1024;
+    }
+    return STO_OK;
+}
+
+static void state_destroy(void *ctx, void *state)
+{
+    prun *r = ctx;
+    wstate *w = state;
+    if (r->p->sink == ENG_SINK_AGG)
+        eng_agg_local_free(&w->sink.agg);
+    else if (!w->moved)
+        eng_rows_sink_free(&w->sink.rows);
+    keep_strings(r->strings, &w->strings);
+    sto_status_free(w->err);
+    w->err = NULL;
+}
+
+static int morsel(void *ctx, void *state, uint64_t begin, uint64_t end)
+{
+    prun *r = ctx;
+    wstate *w = state;
+    if (r->mark) {
+        sto_status st = eng_rows_sink_mark(&w->sink.rows, begin);
+        if (st) {
+            w->err = st;
+            return ENG_RC_INTERNAL_ERROR;
+        }
+    }
+    if (r->stop_early && atomic_load_explicit(&r->made, memory_order_relaxed) >= r->keep) return 0;
+    atomic_fetch_add_explicit(&r->rows_in, end - begin, memory_order_relaxed);
+    uint64_t before = r->p->sink == ENG_SINK_AGG ? 0 : w->sink.rows.rows;
+    cg_error err = cg_error_none();
+    int32_t rc = r->fn(&err, r, w, begin, end);
+    if (rc) {
+        sto_status_free(w->err);
+        w->err = cg_error_status(&err);
+        if (!w->err) w->err = sto_error(STO_INTERNAL_ERROR, "pipeline failed (%d)", (int)rc);
+        return ENG_RC_INTERNAL_ERROR;
+    }
+    if (r->stop_early)
+        atomic_fetch_add_explicit(&r->made, w->sink.rows.rows - before, memory_order_relaxed);
+    return 0;
+}
+
+static sto_status morsel_error(void *ctx, void *state, int rc)
+{
+    (void)ctx;
+    wstate *w = state;
+    if (w && w->err) {
+        sto_status st = w->err;
+        w->err = NULL;
+        return st;
+    }
+    return sto_error(STO_INTERNAL_ERROR, "pipeline failed (%d)", rc);
+}
+
+/* finalize: partition `part` is worker part's run (ROWS, SORT) or
+ * aggregation partition `part` (AGG). */
+static int finalize(void *ctx, void *const *states, unsigned n, uint64_t pb, uint64_t pe)
+{
+    prun *r = ctx;
+    r->nstates = n;
+    for (uint64_t part = pb; part < pe; part++) {
+        sto_status st = STO_OK;
+        if (r->p->sink == ENG_SINK_AGG) {
+            eng_agg_local **locals = malloc((n ? n : 1) * sizeof(*locals));
+            if (!locals) {
+                st = sto_error_oom();
+            } else {
+                for (unsigned i = 0; i < n; i++)
+                    locals[i] = &((wstate *)states[i])->sink.agg;
+                st = eng_agg_merge_part(locals, n, (unsigned)part, &r->parts[part]);
+                free(locals);
+            }
+        } else if (part < n) {
+            wstate *w = states[part];
+            r->runs[part] = w->sink.rows;
+            w->moved = true;
+            if (r->p->sink == ENG_SINK_SORT) st = eng_sort_run(&r->sort, &r->runs[part], r->keep);
+        }
+        if (st) {
+            pthread_mutex_lock(&r->fin_lock);
+            if (!r->fin_err)
+                r->fin_err = st;
+            else
+                sto_status_free(st);
+            pthread_mutex_unlock(&r->fin_lock);
+            return ENG_RC_INTERNAL_ERROR;
+        }
+    }
+    return 0;
+}
+
+static sto_status finalize_error(prun *r)
+{
+    pthread_mutex_lock(&r->fin_lock);
+    sto_status st = r->fin_err;
+    r->fin_err = NULL;
+    pthread_mutex_unlock(&r->fin_lock);
+    return st;
+}
+
+/* The pipeline's description for the code generator. */
+static void describe(const eng_physical *ph, const eng_pipe *p, prun *r, const eng_rowset *input,
+                     cg_pipeline_desc *d)
+{
+    memset(d, 0, sizeof(*d));
+    d->name = "pipeline";
+    d->ctx = ph->plan->ctx;
+    cg_source *s = &d->source;
+    s->ncols = p->nin;
+    s->ids = p->in_ids;
+    switch (p->source) {
+    case ENG_SOURCE_TABLE:
+        s->kind = CG_SOURCE_CHUNKS;
+        s->chunks = p->source_op->get.table->chunks;
+        s->col_index = p->col_index;
+        s->not_null = p->not_null;
+        break;
+    case ENG_SOURCE_PIPE:
+        s->kind = CG_SOURCE_ROWS;
+        s->rows_cell = &r->rows_base;
+        s->row_bytes = input->row_bytes;
+        break;
+    case ENG_SOURCE_VALUES:
+        s->kind = CG_SOURCE_VALUES;
+        s->nrows = p->source_op->values.nrows;
+        s->rows = p->source_op->values.rows;
+        break;
+    }
+    d->nsteps = p->nsteps;
+    d->steps = p->steps;
+    cg_sink *k = &d->sink;
+    k->state_offset = offsetof(wstate, sink);
+    if (p->sink == ENG_SINK_AGG) {
+        k->kind = CG_SINK_AGG;
+        k->nkeys = p->agg.nkeys;
+        k->keys = p->agg_keys;
+        k->naggs = p->agg.naggs;
+        k->aggs = p->agg_slots;
+        k->find = eng_rt_agg_find;
+        k->distinct = eng_rt_agg_distinct;
+        k->probe.enabled = true;
+        k->probe.parts_offset = offsetof(eng_agg_local, parts);
+        k->probe.part_bytes = sizeof(eng_agg_part);
+        k->probe.parts_log = ENG_AGG_PARTS_LOG;
+        k->probe.slots_offset = offsetof(eng_agg_part, slots);
+        k->probe.cap_offset = offsetof(eng_agg_part, cap);
+        k->probe.key_offset = ENG_AGG_ENTRY_HEAD;
+        k->probe.states_offset = ENG_AGG_ENTRY_HEAD + p->agg.key_bytes;
+    } else {
+        k->kind = CG_SINK_ROWS;
+        k->ncols = p->nexprs;
+        k->exprs = p->exprs;
+        k->append = eng_rt_rows_append;
+    }
+    d->strings_offset = offsetof(wstate, strings);
+}
+
+/* How much work a tuple costs, in expression nodes: the filters, the
+ * projections, the sink's keys and aggregates (a group lookup counts for
+ * several). cg_mode_for_rows is calibrated on a one-column sum, so the row
+ * count is scaled by this before picking the compile mode: heavier loops pay
+ * back OPT's compile time over fewer rows. */
+static sql_walk count_node(sql_bexpr **slot, void *arg)
+{
+    (void)slot;
+    (*(unsigned *)arg)++;
+    return SQL_WALK_CONTINUE;
+}
+
+static unsigned count_nodes(const sql_bexpr *e)
+{
+    unsigned n = 0;
+    if (e) sql_bexpr_walk((sql_bexpr **)&e, count_node, &n);
+    return n;
+}
+
+static double tuple_weight(const eng_pipe *p)
+{
+    unsigned n = 0;
+    for (uint32_t i = 0; i < p->nsteps; i++) {
+        const cg_step *s = &p->steps[i];
+        n += count_nodes(s->pred);
+        for (uint32_t k = 0; k < s->count; k++)
+            n += count_nodes(s->items[k].expr);
+    }
+    if (p->sink == ENG_SINK_AGG) {
+        for (uint32_t k = 0; k < p->agg.nkeys; k++)
+            n += 4 + count_nodes(p->agg_keys[k]);
+        for (uint32_t k = 0; k < p->agg.naggs; k++)
+            n += 2 + count_nodes(p->agg_slots[k].arg);
+    } else {
+        for (uint32_t k = 0; k < p->nexprs; k++)
+            n += 1 + count_nodes(p->exprs[k]);
+    }
+    return n < 2 ? 1.0 : n / 2.0;
+}
+
+/* Runs pipeline p over `input` (PIPE sources) into *output. */
+static sto_status run_pipe(const eng_exec_env *env, const eng_physical *ph, const eng_pipe *p,
+                           const eng_rowset *input, eng_exec_strings *strings,
+                           eng_pipe_stats *stats, eng_rowset *output)
+{
+    memset(output, 0, sizeof(*output));
+    output->mem = env->mem;
+    unsigned threads = env->threads;
+    prun r;
+    memset(&r, 0, sizeof(r));
+    pthread_mutex_init(&r.fin_lock, NULL);
+    r.env = env;
+    r.p = p;
+    r.strings = strings;
+    r.rows_base = input ? input->data : NULL;
+    uint32_t ncols = p->sink == ENG_SINK_AGG ? p->agg.nkeys + p->agg.naggs : p->nexprs;
+    r.row_bytes = cg_row_bytes(ncols);
+    r.mark = p->sink != ENG_SINK_AGG && p->source == ENG_SOURCE_PIPE && p->ordered;
+    r.sort = (eng_sort_spec){ncols, p->nsort_keys, p->sort_keys};
+    r.keep =
+        p->limit >= 0 ? (uint64_t)p->limit + (uint64_t)(p->offset > 0 ? p->offset : 0) : UINT64_MAX;
+    r.nparts = p->sink == ENG_SINK_AGG ? ENG_AGG_PARTS : threads;
+    r.stop_early = p->sink == ENG_SINK_ROWS && p->limit >= 0 && !r.mark;
+    eng_job *job = NULL;
+    cg_pipeline_code code;
+    memset(&code, 0, sizeof(code));
+
+    /* The input: a table's chunks, rows, or VALUES' single call. */
+    eng_pipeline pl;
+    memset(&pl, 0, sizeof(pl));
+    uint32_t *chunk_rows = NULL;
+    uint64_t in_rows = 0;
+    if (p->source == ENG_SOURCE_TABLE) {
+        const sto_table *t = p->source_op->get.table;
+        in_rows = sto_table_rows(t);
+        if (t->nchunks) {
+            chunk_rows = malloc(t->nchunks * sizeof(*chunk_rows));
+            if (!chunk_rows) return sto_error_oom();
+            for (size_t i = 0; i < t->nchunks; i++)
+                chunk_rows[i] = t->chunks[i]->rows;
+            pl.n_chunks = (unsigned)t->nchunks;
+            pl.chunk_rows = chunk_rows;
+        }
+    } else if (p->source == ENG_SOURCE_PIPE) {
+        in_rows = pl.rows = input->rows;
+    } else {
+        in_rows = p->source_op->values.nrows;
+        pl.rows = 1;
+    }
+
+    sto_status st = STO_OK;
+    r.runs = calloc(r.nparts ? r.nparts : 1, sizeof(*r.runs));
+    if (!r.runs) st = sto_error_oom();
+    if (!st && p->sink == ENG_SINK_AGG) {
+        r.parts = calloc(ENG_AGG_PARTS, sizeof(*r.parts));
+        if (!r.parts) st = sto_error_oom();
+        for (unsigned i = 0; !st && i < ENG_AGG_PARTS; i++)
+            eng_rows_sink_init(&r.parts[i], (eng_rt_mem){env->mem, NULL, -1}, r.row_bytes);
+    }
+
+    /* Compile, in the mode the input's size calls for. */
+    double t0 = now_ms();
+    if (!st) {
+        cg_pipeline_desc d;
+        describe(ph, p, &r, input, &d);
+        cg_mode mode = cg_mode_for_rows((double)in_rows * tuple_weight(p), (int)threads);
+        st = cg_pipeline_compile(env->shared->jit, &d, mode, &code);
+        r.fn = code.fn;
+        stats->mode = mode;
+        if (!st) stats->ir_instructions = cg_code_stats(code.code)->ir_instructions;
+    }
+    double t1 = now_ms();
+    stats->compile_ms = t1 - t0;
+    stats->rows_in = 0;
+
+    if (!st) {
+        pl.name = "pipeline";
+        pl.run = morsel;
+        pl.ctx = &r;
+        pl.state_size = sizeof(wstate);
+        pl.state_init = state_init;
+        pl.state_destroy = state_destroy;
+        pl.finalize = finalize;
+        pl.finalize_parts = r.nparts;
+        pl.error = morsel_error;
+        eng_job_options jo = {threads, env->mem, env->cancel};
+        st = eng_job_create(&jo, &job);
+    }
+    if (!st) st = eng_job_add(job, &pl, NULL, 0, NULL);
+    if (!st) st = eng_sched_run(env->shared->sched, job);
+    if (job) {
+        eng_job_stats js = eng_job_get_stats(job);
+        stats->workers = js.workers;
+        stats->morsels = js.morsels;
+    }
+    if (st) {
+        sto_status fe = finalize_error(&r);
+        if (fe) {
+            sto_status_free(st);
+            st = fe;
+        }
+    }
+    eng_job_free(job);
+
+    /* What is left to do once. */
+    if (!st) {
+        unsigned n = r.nstates < r.nparts ? r.nstates : r.nparts;
+        eng_rows_sink **sinks = calloc(r.nparts ? r.nparts : 1, sizeof(*sinks));
+        if (!sinks) st = sto_error_oom();
+        if (!st && p->sink == ENG_SINK_AGG) {
+            for (unsigned i = 0; i < ENG_AGG_PARTS; i++)
+                sinks[i] = &r.parts[i];
+            uint64_t groups = 0;
+            for (unsigned i = 0; i < ENG_AGG_PARTS; i++)
+                groups += r.parts[i].rows;
+            if (!groups && p->agg.nkeys == 0) st = eng_agg_empty_row(&p->agg, &r.parts[0]);
+            if (!st) st = eng_rowset_gather(sinks, ENG_AGG_PARTS, false, env->mem, output);
+        } else if (!st) {
+            for (unsigned i = 0; i < n; i++)
+                sinks[i] = &r.runs[i];
+            if (p->sink == ENG_SINK_SORT) {
+                st = eng_sort_merge(&r.sort, sinks, n, r.keep, env->mem, output);
+            } else {
+                st = eng_rowset_gather(sinks, n, r.mark, env->mem, output);
+            }
+            if (!st) output->row_bytes = r.row_bytes;
+        }
+        if (!st && (p->limit >= 0 || p->offset > 0)) eng_rowset_slice(output, p->offset, p->limit);
+        free(sinks);
+    }
+    stats->run_ms = now_ms() - t1;
+    stats->rows_in = atomic_load(&r.rows_in);
+    if (p->source == ENG_SOURCE_VALUES) stats->rows_in = in_rows;
+    stats->rows_out = output->rows;
+    output->row_bytes = r.row_bytes;
+
+    /* Whatever finalize did not take. */
+    for (unsigned i = 0; r.runs && i < r.nparts; i++)
+        eng_rows_sink_free(&r.runs[i]);
+    for (unsigned i = 0; r.parts && i < ENG_AGG_PARTS; i++)
+        eng_rows_sink_free(&r.parts[i]);
+    free(r.runs);
+    free(r.parts);
+    free(chunk_rows);
+    sto_status_free(finalize_error(&r));
+    pthread_mutex_destroy(&r.fin_lock);
+    cg_pipeline_code_free(&code);
+    if (st) eng_rowset_free(output);
+    return st;
+}
+
+void eng_query_stats_free(eng_query_stats *s)
+{
+    free(s->pipes);
+    memset(s, 0, sizeof(*s));
+}
+
+sto_status eng_exec_physical(const eng_exec_env *env, const eng_physical *ph,
+                             eng_query_stats *stats, eng_rowset *rows, eng_exec_strings **strings)
+{
+    memset(stats, 0, sizeof(*stats));
+    memset(rows, 0, sizeof(*rows));
+    *strings = NULL;
+    eng_exec_strings *ss = calloc(1, sizeof(*ss));
+    eng_rowset *outs = calloc(ph->npipes, sizeof(*outs));
+    stats->pipes = calloc(ph->npipes, sizeof(*stats->pipes));
+    if (!ss || !outs || !stats->pipes) {
+        free(ss);
+        free(outs);
+        eng_query_stats_free(stats);
+        return sto_error_oom();
+    }
+    pthread_mutex_init(&ss->lock, NULL);
+    stats->npipes = ph->npipes;
+    sto_status st = STO_OK;
+    for (unsigned i = 0; !st && i < ph->npipes; i++) {
+        const eng_pipe *p = &ph->pipes[i];
+        const eng_rowset *in = p->source == ENG_SOURCE_PIPE ? &outs[p->input] : NULL;
+        st = run_pipe(env, ph, p, in, ss, &stats->pipes[i], &outs[i]);
+        if (in) eng_rowset_free(&outs[p->input]); /* each output has one reader */
+        stats->compile_ms += stats->pipes[i].compile_ms;
+        stats->run_ms += stats->pipes[i].run_ms;
+    }
+    if (!st) {
+        *rows = outs[ph->npipes - 1];
+        memset(&outs[ph->npipes - 1], 0, sizeof(outs[0]));
+        *strings = ss;
+    } else {
+        eng_exec_strings_free(ss);
+    }
+    for (unsigned i = 0; i < ph->npipes; i++)
+        eng_rowset_free(&outs[i]);
+    free(outs);
+    return st;
+}

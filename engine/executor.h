@@ -1,0 +1,88 @@
+/*
+ * executor.h — running a query: bind, plan, compile, run the pipelines.
+ *
+ *   sql_query ─bind─► sql_plan ─(optimize)─► eng_physical (pipelines)
+ *        ─► for each pipeline, in order: compile it (mode by its input
+ *           size), run it as a sched job over its source's morsels on up to
+ *           `threads` workers, finalize its sink (merge the workers'
+ *           aggregation tables per partition, sort and merge the runs, or
+ *           concatenate the rows) ─► the last pipeline's rows ─► eng_result
+ *
+ * Each pipeline's sink state is per worker (no locks in the hot loop);
+ * what a pipeline produced is one contiguous row buffer that the next
+ * pipeline scans. Memory for hash tables, sort runs and rows is reserved on
+ * the query's tracker (memory_limit → 53200); the cancel flag is checked
+ * before every morsel (57014). Generated code is freed when the query ends.
+ *
+ * The JIT and the worker pool belong to the instance and are made when the
+ * first query runs (eng_exec_shared_get).
+ */
+#ifndef RACKDB_ENGINE_EXECUTOR_H
+#define RACKDB_ENGINE_EXECUTOR_H
+
+#include <stdatomic.h>
+#include <stdint.h>
+
+#include "codegen/jit.h"
+#include "engine/exec_stmt.h"
+#include "engine/mem.h"
+#include "engine/physical.h"
+#include "engine/rt_result.h"
+#include "engine/sched.h"
+
+/* What every query of an instance shares. */
+typedef struct eng_exec_shared {
+    cg_jit *jit;
+    eng_sched *sched;
+    eng_mem *mem; /* the instance's tracker, parent of every query's */
+} eng_exec_shared;
+
+/* The instance's shared executor state, made on first use. */
+sto_status eng_exec_shared_get(rackdb *db, eng_exec_shared **out);
+void eng_exec_shared_free(eng_exec_shared *s);
+
+/* What one query runs with. */
+typedef struct eng_exec_env {
+    eng_exec_shared *shared;
+    unsigned threads;
+    eng_mem *mem;
+    atomic_int *cancel;
+} eng_exec_env;
+
+/* Figures of one pipeline, for EXPLAIN ANALYZE and timing reports. */
+typedef struct eng_pipe_stats {
+    uint64_t rows_in, rows_out;
+    double compile_ms, run_ms;
+    cg_mode mode;
+    unsigned workers;
+    uint64_t morsels;
+    unsigned ir_instructions;
+} eng_pipe_stats;
+
+typedef struct eng_query_stats {
+    unsigned npipes;
+    eng_pipe_stats *pipes; /* malloc'd */
+    double compile_ms, run_ms;
+} eng_query_stats;
+
+void eng_query_stats_free(eng_query_stats *s);
+
+/* Runs the pipelines of ph; *rows are the result rows (in the last
+ * pipeline's row format; ph->result_slots say where each column is).
+ * String values point into tables or into *strings, which the caller frees
+ * with eng_exec_strings_free once done with the rows. */
+typedef struct eng_exec_strings eng_exec_strings;
+sto_status eng_exec_physical(const eng_exec_env *env, const eng_physical *ph,
+                             eng_query_stats *stats, eng_rowset *rows, eng_exec_strings **strings);
+void eng_exec_strings_free(eng_exec_strings *s);
+
+/* SELECT, EXPLAIN, CREATE TABLE AS and INSERT ... SELECT (exec_stmt.c's
+ * exec_query). */
+sto_status eng_exec_query(eng_stmt_ctx *ctx, const sql_stmt *stmt, eng_result **out);
+
+/* The physical plan as text (explain.c): one line per operator, indented
+ * under the pipeline that runs it, with estimated rows; with stats (EXPLAIN
+ * ANALYZE) also actual rows, time and compile time per pipeline. malloc'd. */
+sto_status eng_explain_text(const eng_physical *ph, const eng_query_stats *stats, char **out);
+
+#endif

@@ -1,0 +1,207 @@
+/*
+ * explain.c — EXPLAIN and EXPLAIN ANALYZE: the physical plan as text.
+ *
+ * Pipelines print from the last (the one that makes the result) down to
+ * the scans, each followed by its operators from sink to source, so the
+ * text reads top-down like the logical plan:
+ *
+ *   PIPELINE 2: rows of pipeline 1 -> sort  (est 4 rows) [actual ...]
+ *     SORT l_returnflag ASC, l_linestatus ASC
+ *     SCAN rows of pipeline 1
+ *   PIPELINE 1: scan lineitem -> aggregate  (est 60175 rows)
+ *     AGGREGATE GROUP l_returnflag, l_linestatus  sum(...), ...
+ *     FILTER (l_shipdate <= DATE '1998-09-02')
+ *     SCAN lineitem l_returnflag, l_linestatus, ...
+ *
+ * With ANALYZE each pipeline line adds its input and output rows, its run
+ * time, its compile time and mode, and the workers that ran it; the whole
+ * query's compile and run time close the text. Operators fused into one
+ * pipeline run in the same loop, so time is measured per pipeline.
+ */
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "engine/executor.h"
+
+typedef struct text {
+    char *buf;
+    size_t len, cap;
+    bool failed;
+} text;
+
+static void put(text *t, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void put(text *t, const char *fmt, ...)
+{
+    if (t->failed) return;
+    va_list ap;
+    va_start(ap, fmt);
+    va_list copy;
+    va_copy(copy, ap);
+    int n = vsnprintf(NULL, 0, fmt, copy);
+    va_end(copy);
+    if (n < 0 || t->len + (size_t)n + 1 > t->cap) {
+        size_t cap = (t->cap ? t->cap : 256);
+        while (n >= 0 && t->len + (size_t)n + 1 > cap)
+            cap *= 2;
+        char *b = n < 0 ? NULL : realloc(t->buf, cap);
+        if (!b) {
+            t->failed = true;
+            va_end(ap);
+            return;
+        }
+        t->buf = b;
+        t->cap = cap;
+    }
+    vsnprintf(t->buf + t->len, t->cap - t->len, fmt, ap);
+    t->len += (size_t)n;
+    va_end(ap);
+}
+
+/* An expression as text (the logical plan's printer). */
+static void put_expr(text *t, const sql_plan_ctx *ctx, const sql_bexpr *e)
+{
+    char *s = sql_bexpr_to_string(ctx, e);
+    if (!s) {
+        t->failed = true;
+        return;
+    }
+    put(t, "%s", s);
+    free(s);
+}
+
+static void put_col(text *t, const sql_plan_ctx *ctx, sql_colid id)
+{
+    put(t, "%s", sql_plan_col(ctx, id)->name ? sql_plan_col(ctx, id)->name : "?");
+}
+
+static void put_sink(text *t, const eng_physical *ph, const eng_pipe *p)
+{
+    const sql_plan_ctx *ctx = ph->plan->ctx;
+    switch (p->sink) {
+    case ENG_SINK_AGG:
+        if (p->sink_op->kind == SQL_LOP_DISTINCT) {
+            put(t, "    DISTINCT");
+            break;
+        }
+        put(t, "    HASH AGGREGATE");
+        if (p->agg.nkeys) put(t, " GROUP");
+        for (uint32_t i = 0; i < p->agg.nkeys; i++) {
+            put(t, i ? ", " : " ");
+            put_expr(t, ctx, p->agg_keys[i]);
+        }
+        for (uint32_t j = 0; j < p->agg.naggs; j++) {
+            const sql_agg_item *a = &p->sink_op->aggregate.aggs[j];
+            put(t, "%s%s(%s", j ? ", " : (p->agg.nkeys ? "  AGGS " : " AGGS "),
+                sql_agg_name(a->func), a->distinct ? "DISTINCT " : "");
+            if (a->arg)
+                put_expr(t, ctx, a->arg);
+            else
+                put(t, "*");
+            put(t, ")");
+        }
+        break;
+    case ENG_SINK_SORT:
+        put(t, "    %s", p->limit >= 0 ? "TOP-K SORT" : "SORT");
+        for (uint32_t k = 0; k < p->nsort_keys; k++) {
+            const sql_sort_key *sk =
+                &((const sql_lop *)(p->sink_op->kind == SQL_LOP_LIMIT ? p->sink_op->left
+                                                                      : p->sink_op))
+                     ->sort.keys[k];
+            put(t, k ? ", " : " ");
+            put_expr(t, ctx, sk->expr);
+            put(t, " %s NULLS %s", sk->desc ? "DESC" : "ASC", sk->nulls_first ? "FIRST" : "LAST");
+        }
+        if (p->limit >= 0) put(t, " LIMIT %lld", (long long)p->limit);
+        if (p->offset > 0) put(t, " OFFSET %lld", (long long)p->offset);
+        break;
+    case ENG_SINK_ROWS:
+        if (p->sink_op) {
+            put(t, "    LIMIT");
+            if (p->limit >= 0)
+                put(t, " %lld", (long long)p->limit);
+            else
+                put(t, " ALL");
+            if (p->offset > 0) put(t, " OFFSET %lld", (long long)p->offset);
+        } else {
+            put(t, "    RESULT");
+            for (uint32_t i = 0; i < p->nout; i++) {
+                put(t, i ? ", " : " ");
+                put_col(t, ctx, p->out_ids[i]);
+            }
+        }
+        break;
+    }
+    put(t, "\n");
+}
+
+static void put_steps(text *t, const eng_physical *ph, const eng_pipe *p)
+{
+    const sql_plan_ctx *ctx = ph->plan->ctx;
+    for (uint32_t i = p->nsteps; i-- > 0;) {
+        const cg_step *s = &p->steps[i];
+        if (s->kind == CG_STEP_FILTER) {
+            put(t, "    FILTER ");
+            put_expr(t, ctx, s->pred);
+        } else {
+            put(t, "    PROJECT");
+            for (uint32_t k = 0; k < s->count; k++) {
+                put(t, k ? ", " : " ");
+                put_expr(t, ctx, s->items[k].expr);
+            }
+        }
+        put(t, "\n");
+    }
+}
+
+static void put_source(text *t, const eng_physical *ph, const eng_pipe *p)
+{
+    const sql_plan_ctx *ctx = ph->plan->ctx;
+    switch (p->source) {
+    case ENG_SOURCE_TABLE:
+        put(t, "    SCAN %s", p->source_op->get.table_name);
+        for (uint32_t i = 0; i < p->nin; i++) {
+            put(t, i ? ", " : " ");
+            put_col(t, ctx, p->in_ids[i]);
+        }
+        break;
+    case ENG_SOURCE_VALUES:
+        put(t, "    VALUES %u rows", p->source_op->values.nrows);
+        break;
+    case ENG_SOURCE_PIPE:
+        put(t, "    READ pipeline %u%s", p->input + 1, p->ordered ? " (in order)" : "");
+        break;
+    }
+    put(t, "\n");
+}
+
+sto_status eng_explain_text(const eng_physical *ph, const eng_query_stats *stats, char **out)
+{
+    text t = {NULL, 0, 0, false};
+    for (unsigned i = ph->npipes; i-- > 0;) {
+        const eng_pipe *p = &ph->pipes[i];
+        char name[256];
+        eng_pipe_describe(ph, p, name, sizeof(name));
+        put(&t, "PIPELINE %u: %s  (est %.0f rows)", i + 1, name, p->est_rows);
+        if (stats && i < stats->npipes) {
+            const eng_pipe_stats *s = &stats->pipes[i];
+            put(&t,
+                "  (actual rows in %llu, out %llu, time %.3f ms, compile %.3f ms %s, %u "
+                "workers, %llu morsels)",
+                (unsigned long long)s->rows_in, (unsigned long long)s->rows_out, s->run_ms,
+                s->compile_ms, cg_mode_name(s->mode), s->workers, (unsigned long long)s->morsels);
+        }
+        put(&t, "\n");
+        put_sink(&t, ph, p);
+        put_steps(&t, ph, p);
+        put_source(&t, ph, p);
+    }
+    if (stats) put(&t, "Total: run %.3f ms, compile %.3f ms\n", stats->run_ms, stats->compile_ms);
+    if (t.failed || !t.buf) {
+        free(t.buf);
+        return sto_error_oom();
+    }
+    *out = t.buf;
+    return STO_OK;
+}

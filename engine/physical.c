@@ -1,0 +1,328 @@
+/*
+ * physical.c — from logical operators to pipelines.
+ *
+ * open_pipe() walks the plan bottom-up and returns the pipeline that is
+ * still open at an operator: its source and steps are set, its sink is not.
+ * A breaker closes the pipeline below it by setting its sink and opens a new
+ * one that reads the rows the sink will make. See physical.h.
+ */
+#include "engine/physical.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+typedef struct builder {
+    const sql_plan *plan;
+    sql_plan_ctx *ctx;
+    eng_pipe *pipes;
+    unsigned n, cap;
+} builder;
+
+static void *alloc(builder *b, size_t n, size_t size)
+{
+    return sql_arena_alloc(b->ctx->arena, (n ? n : 1) * size);
+}
+
+static sto_status new_pipe(builder *b, unsigned *id)
+{
+    if (b->n == b->cap) {
+        unsigned cap = b->cap ? b->cap * 2 : 8;
+        eng_pipe *p = realloc(b->pipes, cap * sizeof(*p));
+        if (!p) return sto_error_oom();
+        b->pipes = p;
+        b->cap = cap;
+    }
+    memset(&b->pipes[b->n], 0, sizeof(b->pipes[b->n]));
+    b->pipes[b->n].id = b->n;
+    b->pipes[b->n].limit = -1;
+    *id = b->n++;
+    return STO_OK;
+}
+
+static sto_status add_step(builder *b, unsigned id, const sql_lop *op, cg_step step)
+{
+    eng_pipe *p = &b->pipes[id];
+    cg_step *steps = alloc(b, p->nsteps + 1, sizeof(*steps));
+    const sql_lop **ops = alloc(b, p->nsteps + 1, sizeof(*ops));
+    if (!steps || !ops) return sto_error_oom();
+    if (p->nsteps) {
+        memcpy(steps, p->steps, p->nsteps * sizeof(*steps));
+        memcpy(ops, p->step_ops, p->nsteps * sizeof(*ops));
+    }
+    steps[p->nsteps] = step;
+    ops[p->nsteps] = op;
+    p->steps = steps;
+    p->step_ops = ops;
+    p->nsteps++;
+    return STO_OK;
+}
+
+/* Column references to ids[0..n), for sinks. */
+static sto_status column_exprs(builder *b, const sql_colid *ids, uint32_t n, uint32_t extra,
+                               const sql_bexpr ***out)
+{
+    const sql_bexpr **e = alloc(b, n + extra, sizeof(*e));
+    if (!e) return sto_error_oom();
+    for (uint32_t i = 0; i < n; i++)
+        if (!(e[i] = sql_bexpr_column(b->ctx, ids[i], 0))) return sto_error_oom();
+    *out = e;
+    return STO_OK;
+}
+
+/* Opens the pipeline that reads the rows pipeline `input` makes. */
+static sto_status open_reader(builder *b, unsigned input, bool ordered, unsigned *id)
+{
+    STO_TRY(new_pipe(b, id));
+    eng_pipe *in = &b->pipes[input], *p = &b->pipes[*id];
+    p->source = ENG_SOURCE_PIPE;
+    p->input = input;
+    p->ordered = ordered;
+    uint32_t slots = in->sink == ENG_SINK_AGG ? in->agg.nkeys + in->agg.naggs : in->nexprs;
+    p->nin = slots;
+    p->in_ids = alloc(b, slots, sizeof(*p->in_ids));
+    if (!p->in_ids) return sto_error_oom();
+    memcpy(p->in_ids, in->out_ids, in->nout * sizeof(*p->in_ids)); /* extra slots: id 0 */
+    p->est_rows = in->sink_op && in->sink_op->est_rows > 0 ? in->sink_op->est_rows : in->est_rows;
+    return STO_OK;
+}
+
+static sto_status open_pipe(builder *b, const sql_lop *op, unsigned *id);
+
+static sto_status close_agg(builder *b, unsigned id, const sql_lop *op)
+{
+    eng_pipe *p = &b->pipes[id];
+    p->sink = ENG_SINK_AGG;
+    p->sink_op = op;
+    p->nout = op->nout;
+    p->out_ids = op->out;
+    eng_agg_layout *l = &p->agg;
+    if (op->kind == SQL_LOP_DISTINCT) {
+        l->nkeys = op->nout;
+        STO_TRY(column_exprs(b, op->out, op->nout, 0, &p->agg_keys));
+    } else {
+        l->nkeys = op->aggregate.ngroups;
+        l->naggs = op->aggregate.naggs;
+        p->agg_keys = alloc(b, l->nkeys, sizeof(*p->agg_keys));
+        if (!p->agg_keys) return sto_error_oom();
+        for (uint32_t i = 0; i < l->nkeys; i++)
+            p->agg_keys[i] = op->aggregate.groups[i].expr;
+    }
+    l->key_types = alloc(b, l->nkeys, sizeof(*l->key_types));
+    l->aggs = alloc(b, l->naggs, sizeof(*l->aggs));
+    p->agg_slots = alloc(b, l->naggs, sizeof(*p->agg_slots));
+    if (!l->key_types || !l->aggs || !p->agg_slots) return sto_error_oom();
+    for (uint32_t i = 0; i < l->nkeys; i++)
+        l->key_types[i] = p->agg_keys[i]->type;
+    for (uint32_t j = 0; j < l->naggs; j++) {
+        const sql_agg_item *a = &op->aggregate.aggs[j];
+        l->aggs[j].func = a->func;
+        l->aggs[j].distinct = a->distinct;
+        l->aggs[j].arg = a->arg ? a->arg->type : sto_type_make(STO_TYPE_BIGINT);
+        l->aggs[j].result = sql_plan_col(b->ctx, a->id)->type;
+    }
+    eng_agg_layout_finish(l);
+    for (uint32_t j = 0; j < l->naggs; j++) {
+        const sql_agg_item *a = &op->aggregate.aggs[j];
+        p->agg_slots[j] = (cg_agg_slot){a->func, a->distinct, a->arg, l->aggs[j].offset};
+    }
+    return STO_OK;
+}
+
+/* SORT (with the LIMIT above it, if any) closes its input's pipeline. */
+static sto_status close_sort(builder *b, unsigned id, const sql_lop *sort, const sql_lop *limit)
+{
+    uint32_t n = sort->nout, nk = sort->sort.count, extra = 0;
+    const sql_bexpr **exprs;
+    STO_TRY(column_exprs(b, sort->out, n, nk, &exprs));
+    eng_sort_key *keys = alloc(b, nk, sizeof(*keys));
+    if (!keys) return sto_error_oom();
+    for (uint32_t k = 0; k < nk; k++) {
+        const sql_sort_key *sk = &sort->sort.keys[k];
+        int slot = -1;
+        if (sk->expr->kind == SQL_BEXPR_COLUMN)
+            for (uint32_t i = 0; i < n && slot < 0; i++)
+                if (sort->out[i] == sk->expr->column) slot = (int)i;
+        if (slot < 0) {
+            slot = (int)(n + extra);
+            exprs[n + extra++] = sk->expr;
+        }
+        keys[k] = (eng_sort_key){(uint32_t)slot, sk->expr->type, sk->desc, sk->nulls_first};
+    }
+    eng_pipe *p = &b->pipes[id];
+    p->sink = ENG_SINK_SORT;
+    p->sink_op = limit ? limit : sort;
+    p->nout = n;
+    p->out_ids = sort->out;
+    p->nexprs = n + extra;
+    p->exprs = exprs;
+    p->sort_keys = keys;
+    p->nsort_keys = nk;
+    if (limit) {
+        p->limit = limit->limit.limit;
+        p->offset = limit->limit.offset;
+    }
+    return STO_OK;
+}
+
+static sto_status open_pipe(builder *b, const sql_lop *op, unsigned *id)
+{
+    switch (op->kind) {
+    case SQL_LOP_GET: {
+        const sto_table *t = op->get.table;
+        if (!t)
+            return sto_error(STO_FEATURE_NOT_SUPPORTED, "table \"%s\" has no data to scan",
+                             op->get.table_name);
+        STO_TRY(new_pipe(b, id));
+        eng_pipe *p = &b->pipes[*id];
+        p->source = ENG_SOURCE_TABLE;
+        p->source_op = op;
+        p->nin = op->nout;
+        p->in_ids = op->out;
+        p->col_index = op->get.columns;
+        p->not_null = alloc(b, op->nout, sizeof(*p->not_null));
+        if (!p->not_null) return sto_error_oom();
+        for (uint32_t i = 0; i < op->nout; i++)
+            p->not_null[i] = t->schema->cols[op->get.columns[i]].not_null;
+        p->est_rows = (double)sto_table_rows(t);
+        return STO_OK;
+    }
+    case SQL_LOP_VALUES: {
+        STO_TRY(new_pipe(b, id));
+        eng_pipe *p = &b->pipes[*id];
+        p->source = ENG_SOURCE_VALUES;
+        p->source_op = op;
+        p->nin = op->nout;
+        p->in_ids = op->out;
+        p->est_rows = op->values.nrows;
+        return STO_OK;
+    }
+    case SQL_LOP_FILTER:
+        STO_TRY(open_pipe(b, op->left, id));
+        return add_step(b, *id, op, (cg_step){CG_STEP_FILTER, op->filter.pred, 0, NULL});
+    case SQL_LOP_PROJECT:
+        STO_TRY(open_pipe(b, op->left, id));
+        return add_step(b, *id, op,
+                        (cg_step){CG_STEP_PROJECT, NULL, op->project.count, op->project.items});
+    case SQL_LOP_AGGREGATE:
+    case SQL_LOP_DISTINCT: {
+        unsigned in;
+        STO_TRY(open_pipe(b, op->left, &in));
+        STO_TRY(close_agg(b, in, op));
+        return open_reader(b, in, false, id);
+    }
+    case SQL_LOP_SORT: {
+        unsigned in;
+        STO_TRY(open_pipe(b, op->left, &in));
+        STO_TRY(close_sort(b, in, op, NULL));
+        return open_reader(b, in, true, id);
+    }
+    case SQL_LOP_LIMIT: {
+        unsigned in;
+        if (op->left->kind == SQL_LOP_SORT) {
+            STO_TRY(open_pipe(b, op->left->left, &in));
+            STO_TRY(close_sort(b, in, op->left, op));
+            return open_reader(b, in, true, id);
+        }
+        STO_TRY(open_pipe(b, op->left, &in));
+        eng_pipe *p = &b->pipes[in];
+        bool ordered = p->source == ENG_SOURCE_PIPE && p->ordered;
+        p->sink = ENG_SINK_ROWS;
+        p->sink_op = op;
+        p->nout = p->nexprs = op->nout;
+        p->out_ids = op->out;
+        p->limit = op->limit.limit;
+        p->offset = op->limit.offset;
+        STO_TRY(column_exprs(b, op->out, op->nout, 0, &p->exprs));
+        return open_reader(b, in, ordered, id);
+    }
+    case SQL_LOP_JOIN:
+        return sto_error(STO_FEATURE_NOT_SUPPORTED, "joins are not executable yet");
+    case SQL_LOP_SETOP:
+        return sto_error(STO_FEATURE_NOT_SUPPORTED,
+                         "UNION, INTERSECT and EXCEPT are not executable yet");
+    default:
+        return sto_error(STO_INTERNAL_ERROR, "unknown plan operator %d", (int)op->kind);
+    }
+}
+
+/* Subqueries left in expressions need the optimizer's unnesting. */
+static sql_walk find_subquery(sql_bexpr **slot, void *arg)
+{
+    if ((*slot)->kind != SQL_BEXPR_SUBQUERY) return SQL_WALK_CONTINUE;
+    *(bool *)arg = true;
+    return SQL_WALK_STOP;
+}
+
+static bool has_subquery(const eng_pipe *p)
+{
+    bool found = false;
+    for (uint32_t i = 0; i < p->nsteps && !found; i++) {
+        const cg_step *s = &p->steps[i];
+        if (s->kind == CG_STEP_FILTER)
+            sql_bexpr_walk((sql_bexpr **)&s->pred, find_subquery, &found);
+        for (uint32_t k = 0; k < s->count && !found; k++)
+            sql_bexpr_walk(&((sql_proj_item *)s->items)[k].expr, find_subquery, &found);
+    }
+    return found;
+}
+
+sto_status eng_physical_build(const sql_plan *plan, eng_physical **out)
+{
+    *out = NULL;
+    builder b = {plan, plan->ctx, NULL, 0, 0};
+    unsigned last = 0;
+    sto_status st = open_pipe(&b, plan->root, &last);
+    eng_physical *ph = NULL;
+    if (!st) {
+        eng_pipe *p = &b.pipes[last];
+        p->sink = ENG_SINK_ROWS;
+        p->nout = p->nexprs = plan->ncols;
+        p->out_ids = plan->cols;
+        st = column_exprs(&b, plan->cols, plan->ncols, 0, &p->exprs);
+    }
+    for (unsigned i = 0; !st && i < b.n; i++)
+        if (has_subquery(&b.pipes[i]))
+            st = sto_error(STO_FEATURE_NOT_SUPPORTED, "subqueries are not executable yet");
+    if (!st) {
+        ph = alloc(&b, 1, sizeof(*ph));
+        eng_pipe *pipes = alloc(&b, b.n, sizeof(*pipes));
+        uint32_t *slots = alloc(&b, plan->ncols, sizeof(*slots));
+        if (!ph || !pipes || !slots) {
+            st = sto_error_oom();
+        } else {
+            memcpy(pipes, b.pipes, b.n * sizeof(*pipes));
+            for (uint32_t i = 0; i < plan->ncols; i++)
+                slots[i] = i;
+            ph->plan = plan;
+            ph->npipes = b.n;
+            ph->pipes = pipes;
+            ph->result_slots = slots;
+        }
+    }
+    free(b.pipes);
+    if (!st) *out = ph;
+    return st;
+}
+
+void eng_pipe_describe(const eng_physical *ph, const eng_pipe *p, char *buf, size_t size)
+{
+    (void)ph;
+    const char *src = p->source == ENG_SOURCE_TABLE    ? "scan "
+                      : p->source == ENG_SOURCE_VALUES ? "values"
+                                                       : "rows of pipeline ";
+    char from[160];
+    if (p->source == ENG_SOURCE_TABLE)
+        snprintf(from, sizeof(from), "%s%s", src, p->source_op->get.table_name);
+    else if (p->source == ENG_SOURCE_PIPE)
+        snprintf(from, sizeof(from), "%s%u", src, p->input + 1);
+    else
+        snprintf(from, sizeof(from), "%s", src);
+    const char *to =
+        p->sink == ENG_SINK_AGG
+            ? (p->sink_op && p->sink_op->kind == SQL_LOP_DISTINCT ? "distinct" : "aggregate")
+        : p->sink == ENG_SINK_SORT ? (p->limit >= 0 ? "top-k sort" : "sort")
+        : p->sink_op               ? "limit"
+                                   : "result";
+    snprintf(buf, size, "%s -> %s", from, to);
+}

@@ -1,0 +1,579 @@
+/*
+ * rt_agg.c — the hash tables of hash aggregation, their merge and the
+ * final aggregate values. The design is described in rt_agg.h.
+ */
+#include "engine/rt_agg.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define ENTRY_HEAD  ENG_AGG_ENTRY_HEAD /* padded so states stay 16-byte aligned */
+#define BLOCK_BYTES ((size_t)64 << 10)
+
+struct eng_agg_block {
+    eng_agg_block *next;
+    size_t bytes; /* the whole block, header included */
+};
+
+void eng_agg_layout_finish(eng_agg_layout *l)
+{
+    l->key_bytes = cg_row_bytes(l->nkeys);
+    uint32_t off = 0;
+    for (uint32_t i = 0; i < l->naggs; i++) {
+        l->aggs[i].offset = off;
+        off += cg_agg_state_bytes(l->aggs[i].func, l->aggs[i].distinct, l->aggs[i].arg);
+    }
+    l->state_bytes = off;
+    l->entry_bytes = ENTRY_HEAD + l->key_bytes + l->state_bytes;
+}
+
+static inline uint8_t *entry_key(uint8_t *e)
+{
+    return e + ENTRY_HEAD;
+}
+
+static inline uint8_t *entry_states(const eng_agg_layout *l, uint8_t *e)
+{
+    return e + ENTRY_HEAD + l->key_bytes;
+}
+
+/* --- values of one slot: equality, order, hash ------------------------------ */
+
+static int64_t slot_int(sto_type t, const uint8_t *p)
+{
+    switch (t.id) {
+    case STO_TYPE_BOOLEAN:
+        return *p;
+    case STO_TYPE_INTEGER:
+    case STO_TYPE_DATE: {
+        int32_t x;
+        memcpy(&x, p, 4);
+        return x;
+    }
+    default: {
+        int64_t x;
+        memcpy(&x, p, 8);
+        return x;
+    }
+    }
+}
+
+static double slot_double(const uint8_t *p)
+{
+    double d;
+    memcpy(&d, p, 8);
+    return d;
+}
+
+static bool is_string(sto_type t)
+{
+    return t.id == STO_TYPE_CHAR || t.id == STO_TYPE_VARCHAR;
+}
+
+static bool value_equal(sto_type t, const uint8_t *a, const uint8_t *b)
+{
+    if (is_string(t)) return sto_str_eq((const sto_str *)a, (const sto_str *)b);
+    if (t.id == STO_TYPE_DOUBLE) {
+        double x = slot_double(a), y = slot_double(b);
+        return x == y || (isnan(x) && isnan(y));
+    }
+    return slot_int(t, a) == slot_int(t, b);
+}
+
+/* <0, 0, >0; NaN above every number, as PostgreSQL orders it. */
+static int value_cmp(sto_type t, const uint8_t *a, const uint8_t *b)
+{
+    if (is_string(t)) return sto_str_cmp((const sto_str *)a, (const sto_str *)b);
+    if (t.id == STO_TYPE_DOUBLE) {
+        double x = slot_double(a), y = slot_double(b);
+        if (isnan(x) || isnan(y)) return isnan(x) - isnan(y);
+        return x < y ? -1 : x > y;
+    }
+    int64_t x = slot_int(t, a), y = slot_int(t, b);
+    return x < y ? -1 : x > y;
+}
+
+static uint64_t mix(uint64_t h)
+{
+    h ^= h >> 33;
+    h *= 0xff51afd7ed558ccdULL;
+    h ^= h >> 33;
+    h *= 0xc4ceb9fe1a85ec53ULL;
+    h ^= h >> 33;
+    return h;
+}
+
+static uint64_t value_hash(sto_type t, const uint8_t *p)
+{
+    if (is_string(t)) {
+        const sto_str *s = (const sto_str *)p;
+        const unsigned char *d = (const unsigned char *)sto_str_data(s);
+        uint64_t h = 0xcbf29ce484222325ULL;
+        for (uint32_t i = 0; i < s->len; i++)
+            h = (h ^ d[i]) * 0x100000001b3ULL;
+        return mix(h ^ s->len);
+    }
+    if (t.id == STO_TYPE_DOUBLE) {
+        double d = slot_double(p);
+        if (d == 0) d = 0; /* -0.0 */
+        if (isnan(d)) d = NAN;
+        uint64_t bits;
+        memcpy(&bits, &d, 8);
+        return mix(bits);
+    }
+    return mix((uint64_t)slot_int(t, p));
+}
+
+static bool keys_equal(const eng_agg_layout *l, const uint8_t *a, const uint8_t *b)
+{
+    for (uint32_t i = 0; i < l->nkeys; i++) {
+        uint32_t no = cg_row_null_offset(l->nkeys, i);
+        if (a[no] || b[no]) {
+            if (a[no] != b[no]) return false;
+            continue;
+        }
+        if (!value_equal(l->key_types[i], a + i * CG_ROW_SLOT, b + i * CG_ROW_SLOT)) return false;
+    }
+    return true;
+}
+
+/* --- distinct sets ---------------------------------------------------------------- */
+
+typedef struct dset {
+    uint64_t cap, count;
+    size_t bytes;
+    uint8_t *used; /* cap flags */
+    uint8_t *vals; /* cap 16-byte slots */
+} dset;
+
+static sto_status dset_new(const eng_rt_mem *m, uint64_t cap, dset **out)
+{
+    size_t bytes = sizeof(dset) + cap + cap * CG_ROW_SLOT;
+    dset *s = NULL;
+    STO_TRY(eng_rt_alloc_zero(m, bytes, (void **)&s));
+    s->cap = cap;
+    s->bytes = bytes;
+    s->vals = (uint8_t *)(s + 1);
+    s->used = s->vals + cap * CG_ROW_SLOT;
+    *out = s;
+    return STO_OK;
+}
+
+static void dset_put(dset *s, sto_type t, const uint8_t *v)
+{
+    uint64_t mask = s->cap - 1, i = value_hash(t, v) & mask;
+    while (s->used[i]) {
+        if (value_equal(t, s->vals + i * CG_ROW_SLOT, v)) return;
+        i = (i + 1) & mask;
+    }
+    s->used[i] = 1;
+    memcpy(s->vals + i * CG_ROW_SLOT, v, CG_ROW_SLOT);
+    s->count++;
+}
+
+static sto_status dset_add(const eng_rt_mem *m, dset **sp, sto_type t, const uint8_t *v)
+{
+    dset *s = *sp;
+    if (!s) STO_TRY(dset_new(m, 8, sp));
+    s = *sp;
+    if ((s->count + 1) * 2 > s->cap) {
+        dset *n = NULL;
+        STO_TRY(dset_new(m, s->cap * 2, &n));
+        for (uint64_t i = 0; i < s->cap; i++)
+            if (s->used[i]) dset_put(n, t, s->vals + i * CG_ROW_SLOT);
+        eng_rt_free(m, s, s->bytes);
+        *sp = s = n;
+    }
+    dset_put(s, t, v);
+    return STO_OK;
+}
+
+/* --- tables -------------------------------------------------------------------------- */
+
+void eng_agg_local_init(eng_agg_local *a, const eng_agg_layout *l, eng_rt_mem mem)
+{
+    memset(a, 0, sizeof(*a));
+    a->layout = l;
+    a->mem = mem;
+}
+
+static void part_free(const eng_agg_layout *l, const eng_rt_mem *m, eng_agg_part *p)
+{
+    for (uint64_t i = 0; p->slots && i < p->cap; i++) {
+        uint8_t *e = p->slots[i];
+        if (!e) continue;
+        for (uint32_t k = 0; k < l->naggs; k++) {
+            if (!cg_agg_is_distinct_set(l->aggs[k].func, l->aggs[k].distinct)) continue;
+            dset *s;
+            memcpy(&s, entry_states(l, e) + l->aggs[k].offset, sizeof(s));
+            if (s) eng_rt_free(m, s, s->bytes);
+        }
+    }
+    eng_rt_free(m, p->slots, p->cap * sizeof(*p->slots));
+    for (eng_agg_block *b = p->blocks, *next; b; b = next) {
+        next = b->next;
+        eng_rt_free(m, b, b->bytes);
+    }
+    memset(p, 0, sizeof(*p));
+}
+
+void eng_agg_local_free(eng_agg_local *a)
+{
+    for (unsigned i = 0; i < ENG_AGG_PARTS; i++)
+        part_free(a->layout, &a->mem, &a->parts[i]);
+}
+
+static sto_status part_grow(const eng_rt_mem *m, eng_agg_part *p)
+{
+    uint64_t cap = p->cap ? p->cap * 2 : 16;
+    uint8_t **slots = NULL;
+    STO_TRY(eng_rt_alloc_zero(m, cap * sizeof(*slots), (void **)&slots));
+    for (uint64_t i = 0; i < p->cap; i++) {
+        uint8_t *e = p->slots[i];
+        if (!e) continue;
+        uint64_t h;
+        memcpy(&h, e, 8);
+        uint64_t j = h & (cap - 1);
+        while (slots[j])
+            j = (j + 1) & (cap - 1);
+        slots[j] = e;
+    }
+    eng_rt_free(m, p->slots, p->cap * sizeof(*p->slots));
+    p->slots = slots;
+    p->cap = cap;
+    return STO_OK;
+}
+
+static sto_status entry_alloc(const eng_agg_layout *l, const eng_rt_mem *m, eng_agg_part *p,
+                              uint8_t **out)
+{
+    size_t need = l->entry_bytes;
+    if (p->free_bytes < need) {
+        size_t bytes = BLOCK_BYTES;
+        if (bytes < 16 + need * 4) bytes = 16 + need * 4;
+        eng_agg_block *b = NULL;
+        STO_TRY(eng_rt_alloc(m, bytes, (void **)&b));
+        b->next = p->blocks;
+        b->bytes = bytes;
+        p->blocks = b;
+        p->free_ptr = (uint8_t *)b + 16;
+        p->free_bytes = bytes - 16;
+    }
+    *out = p->free_ptr;
+    p->free_ptr += need;
+    p->free_bytes -= need;
+    return STO_OK;
+}
+
+/* The entry of (hash, key) in p; a new one (key copied, states zeroed) when
+ * missing, with *created set. */
+static sto_status part_find(const eng_agg_layout *l, const eng_rt_mem *m, eng_agg_part *p,
+                            uint64_t hash, const uint8_t *key, uint8_t **out, bool *created)
+{
+    if ((p->count + 1) * 2 > p->cap) STO_TRY(part_grow(m, p));
+    uint64_t mask = p->cap - 1, i = hash & mask;
+    for (;;) {
+        uint8_t *e = p->slots[i];
+        if (!e) break;
+        uint64_t h;
+        memcpy(&h, e, 8);
+        if (h == hash && keys_equal(l, entry_key(e), key)) {
+            *out = e;
+            if (created) *created = false;
+            return STO_OK;
+        }
+        i = (i + 1) & mask;
+    }
+    uint8_t *e = NULL;
+    STO_TRY(entry_alloc(l, m, p, &e));
+    memset(e, 0, l->entry_bytes);
+    memcpy(e, &hash, 8);
+    memcpy(entry_key(e), key, l->key_bytes);
+    p->slots[i] = e;
+    p->count++;
+    *out = e;
+    if (created) *created = true;
+    return STO_OK;
+}
+
+int32_t eng_rt_agg_find(cg_error *err, void *local, uint64_t hash, const uint8_t *key,
+                        uint8_t **states)
+{
+    eng_agg_local *a = local;
+    const eng_agg_layout *l = a->layout;
+    eng_agg_part *p = &a->parts[hash >> (64 - ENG_AGG_PARTS_LOG)];
+    uint8_t *e = NULL;
+    sto_status st = part_find(l, &a->mem, p, hash, key, &e, NULL);
+    if (st) {
+        err->detail = st;
+        return CG_ERR_RUNTIME;
+    }
+    *states = entry_states(l, e);
+    return CG_ERR_NONE;
+}
+
+int32_t eng_rt_agg_distinct(cg_error *err, void *local, uint8_t *state, uint32_t agg,
+                            const uint8_t *value)
+{
+    eng_agg_local *a = local;
+    dset *s;
+    memcpy(&s, state, sizeof(s));
+    sto_status st = dset_add(&a->mem, &s, a->layout->aggs[agg].arg, value);
+    memcpy(state, &s, sizeof(s));
+    if (st) {
+        err->detail = st;
+        return CG_ERR_RUNTIME;
+    }
+    return CG_ERR_NONE;
+}
+
+/* --- merging and final values ------------------------------------------------------- */
+
+static __int128 load_i128(const uint8_t *p)
+{
+    __int128 v;
+    memcpy(&v, p, 16);
+    return v;
+}
+
+static int64_t load_i64(const uint8_t *p)
+{
+    int64_t v;
+    memcpy(&v, p, 8);
+    return v;
+}
+
+/* Adds src's states into dst's (the entries of one group). src's distinct
+ * sets are emptied into dst's or moved over. */
+static sto_status merge_states(const eng_agg_layout *l, const eng_rt_mem *m, uint8_t *dst,
+                               uint8_t *src)
+{
+    for (uint32_t k = 0; k < l->naggs; k++) {
+        const eng_agg_fn *a = &l->aggs[k];
+        uint8_t *d = dst + a->offset, *s = src + a->offset;
+        if (cg_agg_is_distinct_set(a->func, a->distinct)) {
+            dset *ds, *ss;
+            memcpy(&ds, d, sizeof(ds));
+            memcpy(&ss, s, sizeof(ss));
+            if (!ss) continue;
+            if (!ds) {
+                memcpy(d, &ss, sizeof(ss));
+                memset(s, 0, sizeof(ss));
+                continue;
+            }
+            for (uint64_t i = 0; i < ss->cap; i++)
+                if (ss->used[i]) STO_TRY(dset_add(m, &ds, a->arg, ss->vals + i * CG_ROW_SLOT));
+            memcpy(d, &ds, sizeof(ds));
+            continue;
+        }
+        switch (a->func) {
+        case SQL_AGG_COUNT_STAR:
+        case SQL_AGG_COUNT: {
+            int64_t c = load_i64(d) + load_i64(s);
+            memcpy(d, &c, 8);
+            break;
+        }
+        case SQL_AGG_SUM:
+        case SQL_AGG_AVG:
+            if (a->arg.id == STO_TYPE_DOUBLE) {
+                double x = slot_double(d) + slot_double(s);
+                memcpy(d, &x, 8);
+                if (a->func == SQL_AGG_SUM) {
+                    d[8] |= s[8];
+                } else {
+                    int64_t c = load_i64(d + 8) + load_i64(s + 8);
+                    memcpy(d + 8, &c, 8);
+                }
+            } else {
+                __int128 x = load_i128(d) + load_i128(s);
+                memcpy(d, &x, 16);
+                if (a->func == SQL_AGG_SUM) {
+                    d[16] |= s[16];
+                } else {
+                    int64_t c = load_i64(d + 16) + load_i64(s + 16);
+                    memcpy(d + 16, &c, 8);
+                }
+            }
+            break;
+        case SQL_AGG_MIN:
+        case SQL_AGG_MAX: {
+            if (!s[16]) break;
+            int c = d[16] ? value_cmp(a->arg, s, d) : 0;
+            if (!d[16] || (a->func == SQL_AGG_MIN ? c < 0 : c > 0)) memcpy(d, s, 17);
+            break;
+        }
+        default:
+            break;
+        }
+    }
+    return STO_OK;
+}
+
+static double pow10_of(int scale)
+{
+    double p = 1;
+    for (int i = 0; i < scale; i++)
+        p *= 10;
+    return p;
+}
+
+/* Stores an integer sum as the result type (BIGINT or DECIMAL(18,s)). */
+static sto_status put_int_sum(sto_type result, __int128 v, uint8_t *out)
+{
+    if (result.id == STO_TYPE_DOUBLE) {
+        double d = (double)v;
+        memcpy(out, &d, 8);
+        return STO_OK;
+    }
+    const __int128 dec_max = (__int128)999999999999999999LL;
+    if (result.id == STO_TYPE_DECIMAL ? (v > dec_max || v < -dec_max)
+                                      : (v > INT64_MAX || v < INT64_MIN))
+        return sto_error(STO_NUMERIC_VALUE_OUT_OF_RANGE, result.id == STO_TYPE_DECIMAL
+                                                             ? "numeric field overflow"
+                                                             : "bigint out of range");
+    int64_t x = (int64_t)v;
+    memcpy(out, &x, 8);
+    return STO_OK;
+}
+
+/* The final value of aggregate a from its state into slot `out`; *null
+ * when the aggregate is NULL. */
+static sto_status final_value(const eng_agg_fn *a, const uint8_t *s, uint8_t *out, uint8_t *null)
+{
+    *null = 0;
+    memset(out, 0, CG_ROW_SLOT);
+    bool dbl = a->arg.id == STO_TYPE_DOUBLE;
+    double scale = a->arg.id == STO_TYPE_DECIMAL ? pow10_of(a->arg.scale) : 1;
+    if (cg_agg_is_distinct_set(a->func, a->distinct)) {
+        dset *set;
+        memcpy(&set, s, sizeof(set));
+        int64_t n = set ? (int64_t)set->count : 0;
+        if (a->func == SQL_AGG_COUNT) {
+            memcpy(out, &n, 8);
+            return STO_OK;
+        }
+        if (!n) {
+            *null = 1;
+            return STO_OK;
+        }
+        __int128 isum = 0;
+        double dsum = 0;
+        for (uint64_t i = 0; i < set->cap; i++) {
+            if (!set->used[i]) continue;
+            const uint8_t *v = set->vals + i * CG_ROW_SLOT;
+            if (dbl)
+                dsum += slot_double(v);
+            else
+                isum += slot_int(a->arg, v);
+        }
+        if (a->func == SQL_AGG_SUM) {
+            if (dbl)
+                memcpy(out, &dsum, 8);
+            else
+                return put_int_sum(a->result, isum, out);
+            return STO_OK;
+        }
+        double avg = dbl ? dsum / (double)n : (double)((long double)isum / n) / scale;
+        memcpy(out, &avg, 8);
+        return STO_OK;
+    }
+    switch (a->func) {
+    case SQL_AGG_COUNT_STAR:
+    case SQL_AGG_COUNT:
+        memcpy(out, s, 8);
+        return STO_OK;
+    case SQL_AGG_SUM:
+        if (!s[dbl ? 8 : 16]) {
+            *null = 1;
+            return STO_OK;
+        }
+        if (dbl) {
+            memcpy(out, s, 8);
+            return STO_OK;
+        }
+        return put_int_sum(a->result, load_i128(s), out);
+    case SQL_AGG_AVG: {
+        int64_t n = load_i64(s + (dbl ? 8 : 16));
+        if (!n) {
+            *null = 1;
+            return STO_OK;
+        }
+        double avg = dbl ? slot_double(s) / (double)n
+                         : (double)((long double)load_i128(s) / n / (long double)scale);
+        memcpy(out, &avg, 8);
+        return STO_OK;
+    }
+    case SQL_AGG_MIN:
+    case SQL_AGG_MAX:
+        if (!s[16])
+            *null = 1;
+        else
+            memcpy(out, s, CG_ROW_SLOT);
+        return STO_OK;
+    default:
+        return sto_error(STO_INTERNAL_ERROR, "unknown aggregate %d", (int)a->func);
+    }
+}
+
+/* Appends the output row of one group (key row + states). */
+static sto_status emit(const eng_agg_layout *l, const uint8_t *key, const uint8_t *states,
+                       eng_rows_sink *out)
+{
+    uint32_t ncols = l->nkeys + l->naggs;
+    uint8_t *row;
+    cg_error err = cg_error_none();
+    if (eng_rt_rows_append(&err, out, &row)) return err.detail;
+    memset(row, 0, out->row_bytes);
+    for (uint32_t i = 0; i < l->nkeys; i++) {
+        memcpy(row + i * CG_ROW_SLOT, key + i * CG_ROW_SLOT, CG_ROW_SLOT);
+        row[cg_row_null_offset(ncols, i)] = key[cg_row_null_offset(l->nkeys, i)];
+    }
+    for (uint32_t k = 0; k < l->naggs; k++) {
+        uint32_t slot = l->nkeys + k;
+        STO_TRY(final_value(&l->aggs[k], states + l->aggs[k].offset, row + slot * CG_ROW_SLOT,
+                            &row[cg_row_null_offset(ncols, slot)]));
+    }
+    return STO_OK;
+}
+
+sto_status eng_agg_merge_part(eng_agg_local *const *locals, unsigned n, unsigned part,
+                              eng_rows_sink *out)
+{
+    if (!n) return STO_OK;
+    const eng_agg_layout *l = locals[0]->layout;
+    eng_rt_mem m = {locals[0]->mem.mem, NULL, -1};
+    unsigned base = n;
+    for (unsigned i = 0; i < n && base == n; i++)
+        if (locals[i]->parts[part].count) base = i;
+    if (base == n) return STO_OK;
+    eng_agg_part *dst = &locals[base]->parts[part];
+    for (unsigned i = base + 1; i < n; i++) {
+        eng_agg_part *src = &locals[i]->parts[part];
+        for (uint64_t j = 0; src->slots && j < src->cap; j++) {
+            uint8_t *e = src->slots[j];
+            if (!e) continue;
+            uint64_t h;
+            memcpy(&h, e, 8);
+            uint8_t *d = NULL;
+            bool created = false;
+            /* The destination allocates on the finalizing thread: no cache. */
+            STO_TRY(part_find(l, &m, dst, h, entry_key(e), &d, &created));
+            STO_TRY(merge_states(l, &m, entry_states(l, d), entry_states(l, e)));
+        }
+    }
+    for (uint64_t j = 0; j < dst->cap; j++) {
+        uint8_t *e = dst->slots[j];
+        if (e) STO_TRY(emit(l, entry_key(e), entry_states(l, e), out));
+    }
+    return STO_OK;
+}
+
+sto_status eng_agg_empty_row(const eng_agg_layout *l, eng_rows_sink *out)
+{
+    uint8_t *zero = calloc(1, l->key_bytes + l->state_bytes + 16);
+    if (!zero) return sto_error_oom();
+    sto_status st = emit(l, zero, zero + l->key_bytes, out);
+    free(zero);
+    return st;
+}

@@ -1,0 +1,104 @@
+/*
+ * rt_agg.h — hash aggregation: thread-local pre-aggregation into
+ * partitioned hash tables, then a partition-wise parallel merge.
+ *
+ *   morsels (generated code, per worker)       finalize (per partition p)
+ *   ─────────────────────────────────────      ─────────────────────────────
+ *   key row + hash ─► eng_rt_agg_find ─► the    merge partition p of every
+ *   group's states, updated inline by the      worker's table into one table,
+ *   generated code (layout: pipeline.h)        then emit its groups as rows
+ *
+ * A group lives in an entry: its 64-bit hash, its key row (the row format
+ * over the group keys) and its aggregate states. The hash's top bits choose
+ * one of ENG_AGG_PARTS partitions, its low bits the slot in that
+ * partition's open-addressing table of entry pointers; entries never move,
+ * so generated code may keep the state pointer it got. Few groups cost a few
+ * tiny tables; millions of groups spread over the partitions, and the merge
+ * of each partition is independent of the others, so finalize runs them in
+ * parallel and the merged table of a partition stays cache-sized longer.
+ *
+ * DISTINCT aggregates keep a per-group set of the distinct values (the
+ * state holds a pointer to it); the merge unions the sets and the result is
+ * computed from the set. Output rows (row format over group ids then
+ * aggregate ids) carry the final values: COUNT as BIGINT, SUM as BIGINT /
+ * DECIMAL(18,s) (22003 when the 128-bit sum does not fit) or DOUBLE, AVG as
+ * DOUBLE, MIN/MAX in the argument's type, NULL for groups without values.
+ */
+#ifndef RACKDB_ENGINE_RT_AGG_H
+#define RACKDB_ENGINE_RT_AGG_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "codegen/pipeline.h"
+#include "engine/rt_result.h"
+#include "storage/status.h"
+
+#define ENG_AGG_PARTS_LOG 5
+#define ENG_AGG_PARTS     (1u << ENG_AGG_PARTS_LOG)
+
+/* An entry: the hash (uint64_t) padded to this, then the key row, then the
+ * states. */
+#define ENG_AGG_ENTRY_HEAD 16u
+
+typedef struct eng_agg_fn {
+    sql_agg func;
+    bool distinct;
+    sto_type arg;    /* argument type (COUNT(*): unused) */
+    sto_type result; /* the aggregate's result type */
+    uint32_t offset; /* of its state in the state area */
+} eng_agg_fn;
+
+/* What an aggregation's entries look like. */
+typedef struct eng_agg_layout {
+    uint32_t nkeys;
+    sto_type *key_types;
+    uint32_t naggs;
+    eng_agg_fn *aggs;
+    uint32_t key_bytes;   /* cg_row_bytes(nkeys) */
+    uint32_t state_bytes; /* sum of the states */
+    uint32_t entry_bytes; /* 16 (hash) + key_bytes + state_bytes */
+} eng_agg_layout;
+
+/* Fills the offsets; key_types and aggs (func, distinct, arg, result) must
+ * be set. */
+void eng_agg_layout_finish(eng_agg_layout *l);
+
+typedef struct eng_agg_block eng_agg_block;
+
+/* One partition's table. */
+typedef struct eng_agg_part {
+    uint8_t **slots; /* entry pointers, cap a power of two */
+    uint64_t cap, count;
+    eng_agg_block *blocks; /* entry storage, newest first */
+    uint8_t *free_ptr;
+    size_t free_bytes;
+} eng_agg_part;
+
+/* A worker's pre-aggregation (the per-worker state of an aggregate sink). */
+typedef struct eng_agg_local {
+    const eng_agg_layout *layout;
+    eng_rt_mem mem;
+    eng_agg_part parts[ENG_AGG_PARTS];
+} eng_agg_local;
+
+void eng_agg_local_init(eng_agg_local *a, const eng_agg_layout *l, eng_rt_mem mem);
+void eng_agg_local_free(eng_agg_local *a);
+
+/* cg_agg_find_fn and cg_agg_distinct_fn. */
+int32_t eng_rt_agg_find(cg_error *err, void *local, uint64_t hash, const uint8_t *key,
+                        uint8_t **states);
+int32_t eng_rt_agg_distinct(cg_error *err, void *local, uint8_t *state, uint32_t agg,
+                            const uint8_t *value);
+
+/* Merges partition `part` of locals[0..n) and appends one output row per
+ * group to out (a sink of cg_row_bytes(nkeys + naggs) rows; mem is the
+ * query's tracker). */
+sto_status eng_agg_merge_part(eng_agg_local *const *locals, unsigned n, unsigned part,
+                              eng_rows_sink *out);
+
+/* The output row of an aggregation without GROUP BY over no rows at all
+ * (COUNT 0, everything else NULL), appended to out. */
+sto_status eng_agg_empty_row(const eng_agg_layout *l, eng_rows_sink *out);
+
+#endif

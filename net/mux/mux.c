@@ -1,0 +1,1114 @@
+/*
+ * mux.c — the multiplexer thread and the worker-facing API (see mux.h).
+ *
+ * Threads. Workers touch only their own submission queue (lock-free), the
+ * pools and the receive queues of exchanges. Everything that talks to the
+ * transport — send queues, credits, the phase schedule, heartbeats — belongs
+ * to the multiplexer thread alone and needs no lock. The thread sleeps in
+ * the transport's poll(); workers wake it only when it is asleep
+ * (`sleeping`), so a busy shuffle pays no wake-up syscall per message.
+ *
+ * The loop, each turn: drain submission queues into per-destination send
+ * queues (local messages go straight to receive queues); return credits for
+ * released receive buffers; check heartbeats and timeouts; send what the
+ * schedule and the credits allow; poll the transport.
+ *
+ * The schedule as a state machine, per round r and phase p = 1..n-1:
+ *   SENDING    send up to `burst` queued messages to (i+p) mod n while credits
+ *              last, then a SYNC frame: my turn towards that server is over;
+ *   WAITING    until the SYNC of phase p arrives from (i-p) mod n (FIFO links
+ *              mean its data for this phase has arrived too); then p+1.
+ * A server with nothing to send still runs the phases (its syncs are what its
+ * partners wait for), but paces an idle round to one per millisecond.
+ *
+ * Shutdown: stop accepting work, send what is queued, send BYE to every
+ * server, and leave once every server has said BYE too (or failed), so that
+ * no socket closes while its peer still talks to it.
+ */
+#include "net/mux/mux.h"
+#include "net/mux/schedule.h"
+#include "net/mux/spsc.h"
+#include "net/mux/transport.h"
+#include <numa.h>
+#include <pthread.h>
+#include <sched.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#define DEFAULT_MSG_SIZE (512u << 10)
+#define TX_DEPTH         4 /* data frames per peer inside the transport */
+#define IDLE_ROUND_MS    1
+#define STOP_WAIT_MS     3000
+
+enum { SUB_MSG, SUB_DONE };
+
+typedef struct submission {
+    mux_msg *m;
+    int32_t dest;
+    uint32_t exchange;
+    uint32_t kind;
+} submission;
+
+typedef struct qent {
+    mux_msg *m; /* NULL: an empty last-message frame */
+    uint32_t exchange;
+    bool last;
+} qent;
+
+typedef struct sendq {
+    qent *e;
+    size_t cap, head, count;
+} sendq;
+
+typedef struct node_queue {
+    pthread_mutex_t lock;
+    mux_msg *head, *tail;
+} node_queue;
+
+typedef struct mux_exchange {
+    uint32_t id;
+    bool opened;
+    int producers, done; /* under xlock */
+    node_queue *q;       /* one per NUMA node */
+    atomic_long pending; /* messages in q */
+    atomic_int lasts;    /* servers whose last frame arrived */
+    uint8_t *last_from;  /* per server, mux thread only */
+    pthread_mutex_t wlock;
+    pthread_cond_t wcond;
+    struct mux_exchange *next;
+} mux_exchange;
+
+typedef struct peer_state {
+    bool up, bye;
+    int credits;     /* data frames we may still send to it */
+    int rx_held;     /* its frames whose credit we have not returned */
+    atomic_int owed; /* released receive buffers whose credit is due */
+    int64_t last_rx_ms, last_tx_ms;
+    uint64_t syncs_from;
+    sendq q;
+} peer_state;
+
+struct mux_ctx {
+    mux_config cfg;
+    int n, rank, nnodes;
+    mux_transport *t;
+    mux_pool **send_pools, **recv_pools; /* per node */
+    mux_spsc **subq;                     /* per worker */
+    peer_state *peers;
+    pthread_t thread;
+    bool thread_started;
+    atomic_int sleeping;
+    atomic_bool stopping;
+
+    pthread_mutex_t xlock;
+    mux_exchange *exchanges;
+
+    pthread_mutex_t flock;
+    sto_status failure;
+    atomic_bool failed;
+    bool fail_handled, fail_from_peer; /* mux thread */
+
+    /* schedule, mux thread only */
+    int phase;
+    uint64_t round;
+    bool waiting_sync;
+    int sent_in_phase;
+    bool round_active;
+    int64_t idle_until_ms;
+    int recv_rr;
+
+    pthread_mutex_t slock;
+    mux_stats stats;
+};
+
+static int64_t now_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+void mux_config_init(mux_config *c)
+{
+    memset(c, 0, sizeof *c);
+    c->transport = MUX_TRANSPORT_AUTO;
+    c->msg_size = DEFAULT_MSG_SIZE;
+    c->pool_msgs = 64;
+    c->recv_credits = 16;
+    c->workers = 1;
+    c->schedule = true;
+    c->burst = 8;
+    c->connect_timeout_ms = 30000;
+    c->heartbeat_ms = 500;
+    c->peer_timeout_ms = 5000;
+    c->socket_buffer = 4 << 20;
+}
+
+sto_status mux_transport_parse(const char *name, mux_transport_kind *out)
+{
+    if (!strcmp(name, "tcp"))
+        *out = MUX_TRANSPORT_TCP;
+    else if (!strcmp(name, "verbs"))
+        *out = MUX_TRANSPORT_VERBS;
+    else if (!strcmp(name, "auto"))
+        *out = MUX_TRANSPORT_AUTO;
+    else
+        return sto_error(STO_INVALID_PARAMETER_VALUE,
+                         "unknown transport \"%s\" (expected tcp, verbs or auto)", name);
+    return STO_OK;
+}
+
+/* ---- failure ------------------------------------------------------------- */
+
+/* Records the first failure (any thread); later ones are dropped. */
+static void fail(mux_ctx *x, sto_status st)
+{
+    pthread_mutex_lock(&x->flock);
+    if (!x->failure) {
+        x->failure = st;
+        st = NULL;
+        atomic_store(&x->failed, true);
+    }
+    pthread_mutex_unlock(&x->flock);
+    sto_status_free(st);
+    for (int k = 0; k < x->nnodes; k++)
+        mux_pool_interrupt(x->send_pools[k]);
+    pthread_mutex_lock(&x->xlock);
+    for (mux_exchange *e = x->exchanges; e; e = e->next) {
+        pthread_mutex_lock(&e->wlock);
+        pthread_cond_broadcast(&e->wcond);
+        pthread_mutex_unlock(&e->wlock);
+    }
+    pthread_mutex_unlock(&x->xlock);
+    if (x->t && atomic_exchange(&x->sleeping, 0)) x->t->ops->wake(x->t);
+}
+
+sto_status mux_error(mux_ctx *x)
+{
+    if (!atomic_load(&x->failed)) return STO_OK;
+    pthread_mutex_lock(&x->flock);
+    sto_status st = sto_error(x->failure->sqlstate, "%s", x->failure->message);
+    pthread_mutex_unlock(&x->flock);
+    return st;
+}
+
+void mux_abort(mux_ctx *x, const char *reason)
+{
+    fail(x, sto_error(STO_QUERY_CANCELED, "server %d aborted: %s", x->rank, reason));
+}
+
+static const mux_endpoint *ep_of(mux_ctx *x, int rank)
+{
+    return &x->cfg.cluster->ep[rank];
+}
+
+/* ---- exchanges ----------------------------------------------------------- */
+
+static void exchange_free(mux_ctx *x, mux_exchange *e)
+{
+    for (int k = 0; k < x->nnodes; k++) {
+        for (mux_msg *m = e->q[k].head, *next; m; m = next) {
+            next = m->next;
+            mux_msg_release(m);
+        }
+        pthread_mutex_destroy(&e->q[k].lock);
+    }
+    pthread_mutex_destroy(&e->wlock);
+    pthread_cond_destroy(&e->wcond);
+    free(e->q);
+    free(e->last_from);
+    free(e);
+}
+
+/* Finds or creates an exchange; caller holds xlock. NULL if out of memory. */
+static mux_exchange *exchange_get_locked(mux_ctx *x, uint32_t id)
+{
+    for (mux_exchange *e = x->exchanges; e; e = e->next)
+        if (e->id == id) return e;
+    mux_exchange *e = calloc(1, sizeof *e);
+    if (!e) return NULL;
+    e->q = calloc((size_t)x->nnodes, sizeof *e->q);
+    e->last_from = calloc((size_t)x->n, 1);
+    if (!e->q || !e->last_from) {
+        free(e->q);
+        free(e->last_from);
+        free(e);
+        return NULL;
+    }
+    e->id = id;
+    e->producers = x->cfg.workers;
+    for (int k = 0; k < x->nnodes; k++)
+        pthread_mutex_init(&e->q[k].lock, NULL);
+    pthread_mutex_init(&e->wlock, NULL);
+    pthread_condattr_t ca;
+    pthread_condattr_init(&ca);
+    pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+    pthread_cond_init(&e->wcond, &ca);
+    pthread_condattr_destroy(&ca);
+    e->next = x->exchanges;
+    x->exchanges = e;
+    return e;
+}
+
+static mux_exchange *exchange_get(mux_ctx *x, uint32_t id)
+{
+    pthread_mutex_lock(&x->xlock);
+    mux_exchange *e = exchange_get_locked(x, id);
+    pthread_mutex_unlock(&x->xlock);
+    return e;
+}
+
+static void exchange_signal(mux_exchange *e)
+{
+    pthread_mutex_lock(&e->wlock);
+    pthread_cond_broadcast(&e->wcond);
+    pthread_mutex_unlock(&e->wlock);
+}
+
+static int node_of(mux_ctx *x, mux_msg *m)
+{
+    for (int k = 0; k < x->nnodes; k++)
+        if (m->pool == x->send_pools[k] || m->pool == x->recv_pools[k]) return k;
+    return 0;
+}
+
+/* Queues a received (or local) message for the workers. */
+static void exchange_push(mux_ctx *x, mux_exchange *e, mux_msg *m)
+{
+    node_queue *q = &e->q[node_of(x, m)];
+    m->next = NULL;
+    pthread_mutex_lock(&q->lock);
+    if (q->tail)
+        q->tail->next = m;
+    else
+        q->head = m;
+    q->tail = m;
+    pthread_mutex_unlock(&q->lock);
+    atomic_fetch_add(&e->pending, 1);
+    exchange_signal(e);
+}
+
+/* Server `from` has sent its last message of the exchange. */
+static void exchange_mark_last(mux_ctx *x, mux_exchange *e, int from)
+{
+    if (e->last_from[from]) {
+        mux_logf(x->cfg.log, x->cfg.log_arg,
+                 "mux[%d]: duplicate last message from server %d for exchange %u ignored", x->rank,
+                 from, e->id);
+        return;
+    }
+    e->last_from[from] = 1;
+    atomic_fetch_add(&e->lasts, 1);
+    exchange_signal(e);
+}
+
+sto_status mux_exchange_open(mux_ctx *x, uint32_t id, int producers)
+{
+    if (producers < 0 || producers > x->cfg.workers)
+        return sto_error(STO_INVALID_PARAMETER_VALUE, "exchange %u: %d producers of %d workers", id,
+                         producers, x->cfg.workers);
+    pthread_mutex_lock(&x->xlock);
+    mux_exchange *e = exchange_get_locked(x, id);
+    sto_status st = STO_OK;
+    if (!e)
+        st = sto_error_oom();
+    else if (e->opened)
+        st = sto_error(STO_INVALID_PARAMETER_VALUE, "exchange %u is already open", id);
+    else {
+        e->opened = true;
+        e->producers = producers ? producers : x->cfg.workers;
+    }
+    pthread_mutex_unlock(&x->xlock);
+    return st;
+}
+
+void mux_exchange_close(mux_ctx *x, uint32_t id)
+{
+    pthread_mutex_lock(&x->xlock);
+    for (mux_exchange **pp = &x->exchanges; *pp; pp = &(*pp)->next) {
+        if ((*pp)->id != id) continue;
+        mux_exchange *e = *pp;
+        *pp = e->next;
+        pthread_mutex_unlock(&x->xlock);
+        exchange_free(x, e);
+        return;
+    }
+    pthread_mutex_unlock(&x->xlock);
+}
+
+/* ---- worker side ----------------------------------------------------------- */
+
+static int worker_node(mux_ctx *x, int worker)
+{
+    return worker % x->nnodes;
+}
+
+static void wake_mux(mux_ctx *x)
+{
+    if (atomic_exchange(&x->sleeping, 0) && x->t) x->t->ops->wake(x->t);
+}
+
+sto_status mux_msg_get(mux_ctx *x, int worker, mux_msg **out)
+{
+    *out = NULL;
+    if (worker < 0 || worker >= x->cfg.workers)
+        return sto_error(STO_INVALID_PARAMETER_VALUE, "worker %d of %d", worker, x->cfg.workers);
+    mux_pool *p = x->send_pools[worker_node(x, worker)];
+    while (!atomic_load(&x->failed)) {
+        mux_msg *m = mux_pool_get(p, 100);
+        if (m) {
+            *out = m;
+            return STO_OK;
+        }
+    }
+    return mux_error(x);
+}
+
+static sto_status submit(mux_ctx *x, int worker, const submission *s)
+{
+    if (worker < 0 || worker >= x->cfg.workers)
+        return sto_error(STO_INVALID_PARAMETER_VALUE, "worker %d of %d", worker, x->cfg.workers);
+    while (!mux_spsc_push(x->subq[worker], s)) {
+        if (atomic_load(&x->failed)) return mux_error(x);
+        wake_mux(x);
+        sched_yield();
+    }
+    wake_mux(x);
+    return STO_OK;
+}
+
+sto_status mux_send(mux_ctx *x, int worker, mux_msg *m, int dest)
+{
+    if (dest != MUX_BROADCAST && (dest < 0 || dest >= x->n)) {
+        mux_msg_release(m);
+        return sto_error(STO_INVALID_PARAMETER_VALUE, "no server %d in a cluster of %d", dest,
+                         x->n);
+    }
+    if (m->len > m->cap) {
+        mux_msg_release(m);
+        return sto_error(STO_INVALID_PARAMETER_VALUE, "message of %u bytes exceeds its %u", m->len,
+                         m->cap);
+    }
+    if (atomic_load(&x->failed)) {
+        mux_msg_release(m);
+        return mux_error(x);
+    }
+    submission s = {.m = m, .dest = dest, .exchange = m->exchange, .kind = SUB_MSG};
+    sto_status st = submit(x, worker, &s);
+    if (st) mux_msg_release(m);
+    return st;
+}
+
+sto_status mux_exchange_done(mux_ctx *x, int worker, uint32_t id)
+{
+    submission s = {.dest = -1, .exchange = id, .kind = SUB_DONE};
+    return submit(x, worker, &s);
+}
+
+static mux_msg *pop_node(node_queue *q)
+{
+    pthread_mutex_lock(&q->lock);
+    mux_msg *m = q->head;
+    if (m) {
+        q->head = m->next;
+        if (!q->head) q->tail = NULL;
+        m->next = NULL;
+    }
+    pthread_mutex_unlock(&q->lock);
+    return m;
+}
+
+sto_status mux_recv(mux_ctx *x, int worker, uint32_t id, mux_msg **out)
+{
+    *out = NULL;
+    if (worker < 0 || worker >= x->cfg.workers)
+        return sto_error(STO_INVALID_PARAMETER_VALUE, "worker %d of %d", worker, x->cfg.workers);
+    mux_exchange *e = exchange_get(x, id);
+    if (!e) return sto_error_oom();
+    int home = worker_node(x, worker);
+    for (;;) {
+        if (atomic_load(&x->failed)) return mux_error(x);
+        /* Own node first, then steal. Read `lasts` before `pending`: the
+         * last frame of a server is counted after its data was queued. */
+        int lasts = atomic_load(&e->lasts);
+        if (atomic_load(&e->pending) > 0) {
+            for (int i = 0; i < x->nnodes; i++) {
+                mux_msg *m = pop_node(&e->q[(home + i) % x->nnodes]);
+                if (m) {
+                    atomic_fetch_sub(&e->pending, 1);
+                    *out = m;
+                    return STO_OK;
+                }
+            }
+            continue; /* another worker took it between the check and the pop */
+        }
+        if (lasts == x->n) return STO_OK;
+        pthread_mutex_lock(&e->wlock);
+        if (atomic_load(&e->pending) == 0 && atomic_load(&e->lasts) < x->n &&
+            !atomic_load(&x->failed)) {
+            struct timespec until;
+            clock_gettime(CLOCK_MONOTONIC, &until);
+            until.tv_nsec += 100 * 1000000L;
+            if (until.tv_nsec >= 1000000000L) {
+                until.tv_sec++;
+                until.tv_nsec -= 1000000000L;
+            }
+            pthread_cond_timedwait(&e->wcond, &e->wlock, &until);
+        }
+        pthread_mutex_unlock(&e->wlock);
+    }
+}
+
+/* ---- multiplexer thread: queues and credits -------------------------------- */
+
+static bool sendq_push(sendq *q, qent e)
+{
+    if (q->count == q->cap) {
+        size_t cap = q->cap ? 2 * q->cap : 64;
+        qent *r = malloc(cap * sizeof *r);
+        if (!r) return false;
+        for (size_t i = 0; i < q->count; i++)
+            r[i] = q->e[(q->head + i) % q->cap];
+        free(q->e);
+        q->e = r;
+        q->cap = cap;
+        q->head = 0;
+    }
+    q->e[(q->head + q->count) % q->cap] = e;
+    q->count++;
+    return true;
+}
+
+static qent sendq_pop(sendq *q)
+{
+    qent e = q->e[q->head];
+    q->head = (q->head + 1) % q->cap;
+    q->count--;
+    return e;
+}
+
+static void sendq_clear(sendq *q)
+{
+    while (q->count) {
+        qent e = sendq_pop(q);
+        if (e.m) mux_msg_release(e.m);
+    }
+}
+
+/* Pool hook of receive pools: a worker released a received message. */
+static void on_recv_release(void *arg, int32_t src)
+{
+    mux_ctx *x = arg;
+    if (src >= 0 && src < x->n) {
+        atomic_fetch_add(&x->peers[src].owed, 1);
+        wake_mux(x);
+    }
+}
+
+static void queue_for(mux_ctx *x, int dest, qent e)
+{
+    peer_state *p = &x->peers[dest];
+    if (!p->up || p->bye) {
+        if (e.m) mux_msg_release(e.m);
+        fail(x, sto_error(STO_CONNECTION_FAILURE,
+                          "server %d (%s:%s) left while data for it was pending", dest,
+                          ep_of(x, dest)->host, ep_of(x, dest)->port));
+        return;
+    }
+    if (!sendq_push(&p->q, e)) {
+        if (e.m) mux_msg_release(e.m);
+        fail(x, sto_error_oom());
+    }
+}
+
+static void handle_submission(mux_ctx *x, submission *s)
+{
+    if (s->kind == SUB_DONE) {
+        pthread_mutex_lock(&x->xlock);
+        mux_exchange *e = exchange_get_locked(x, s->exchange);
+        bool all = e && ++e->done == e->producers;
+        pthread_mutex_unlock(&x->xlock);
+        if (!e) {
+            fail(x, sto_error_oom());
+            return;
+        }
+        if (!all) return;
+        for (int d = 0; d < x->n; d++)
+            if (d != x->rank) queue_for(x, d, (qent){.exchange = s->exchange, .last = true});
+        exchange_mark_last(x, e, x->rank);
+        return;
+    }
+    mux_msg *m = s->m;
+    if (atomic_load(&x->failed)) {
+        mux_msg_release(m);
+        return;
+    }
+    m->src = x->rank;
+    m->last = false;
+    /* Serialized once: every destination sends these same bytes. */
+    mux_wire_hdr h = {.type = MUX_FRAME_DATA,
+                      .exchange = s->exchange,
+                      .sender = (uint32_t)x->rank,
+                      .len = m->len};
+    mux_wire_encode(&h, m->frame);
+    int first = s->dest == MUX_BROADCAST ? 0 : s->dest;
+    int last = s->dest == MUX_BROADCAST ? x->n - 1 : s->dest;
+    if (last > first) mux_msg_retain(m, last - first);
+    for (int d = first; d <= last; d++) {
+        if (d != x->rank) {
+            queue_for(x, d, (qent){.m = m, .exchange = s->exchange});
+            continue;
+        }
+        mux_exchange *e = exchange_get(x, s->exchange);
+        if (!e) {
+            mux_msg_release(m);
+            fail(x, sto_error_oom());
+            continue;
+        }
+        exchange_push(x, e, m);
+    }
+}
+
+static bool drain_submissions(mux_ctx *x)
+{
+    bool any = false;
+    submission s;
+    for (int w = 0; w < x->cfg.workers; w++)
+        while (mux_spsc_pop(x->subq[w], &s)) {
+            handle_submission(x, &s);
+            any = true;
+        }
+    return any;
+}
+
+static void send_ctrl(mux_ctx *x, int peer, int type, uint64_t aux, const void *payload,
+                      uint32_t len)
+{
+    mux_wire_hdr h = {.type = (uint8_t)type, .sender = (uint32_t)x->rank, .len = len, .aux = aux};
+    sto_status st = x->t->ops->send(x->t, peer, &h, NULL, payload);
+    if (st) {
+        fail(x, st);
+        return;
+    }
+    x->peers[peer].last_tx_ms = now_ms();
+}
+
+static void return_credits(mux_ctx *x)
+{
+    for (int i = 0; i < x->n; i++) {
+        peer_state *p = &x->peers[i];
+        if (i == x->rank) continue;
+        int k = atomic_exchange(&p->owed, 0);
+        if (!k) continue;
+        p->rx_held -= k;
+        if (p->up && !p->bye) send_ctrl(x, i, MUX_FRAME_CREDIT, (uint64_t)k, NULL, 0);
+    }
+}
+
+static void check_peers(mux_ctx *x, int64_t now)
+{
+    for (int i = 0; i < x->n; i++) {
+        peer_state *p = &x->peers[i];
+        if (i == x->rank || !p->up || p->bye) continue;
+        if (now - p->last_rx_ms > x->cfg.peer_timeout_ms) {
+            fail(x, sto_error(STO_CONNECTION_FAILURE, "server %d (%s:%s) did not answer for %d ms",
+                              i, ep_of(x, i)->host, ep_of(x, i)->port, x->cfg.peer_timeout_ms));
+            return;
+        }
+        if (now - p->last_tx_ms >= x->cfg.heartbeat_ms && x->t->ops->backlog(x->t, i) == 0)
+            send_ctrl(x, i, MUX_FRAME_HEARTBEAT, 0, NULL, 0);
+    }
+}
+
+/* ---- multiplexer thread: sending ----------------------------------------- */
+
+static bool send_one(mux_ctx *x, int d)
+{
+    peer_state *p = &x->peers[d];
+    qent e = sendq_pop(&p->q);
+    p->credits--;
+    sto_status st;
+    if (e.m) {
+        uint32_t len = e.m->len;
+        mux_wire_hdr h = {.type = MUX_FRAME_DATA,
+                          .exchange = e.exchange,
+                          .sender = (uint32_t)x->rank,
+                          .len = len};
+        st = x->t->ops->send(x->t, d, &h, e.m, NULL);
+        pthread_mutex_lock(&x->slock);
+        x->stats.msgs_sent++;
+        x->stats.bytes_sent += len;
+        pthread_mutex_unlock(&x->slock);
+    } else {
+        mux_wire_hdr h = {.type = MUX_FRAME_DATA,
+                          .flags = e.last ? MUX_FLAG_LAST : 0,
+                          .exchange = e.exchange,
+                          .sender = (uint32_t)x->rank};
+        st = x->t->ops->send(x->t, d, &h, NULL, NULL);
+    }
+    p->last_tx_ms = now_ms();
+    x->round_active = true;
+    if (st) {
+        fail(x, st);
+        return false;
+    }
+    return true;
+}
+
+static bool can_send(mux_ctx *x, int d)
+{
+    peer_state *p = &x->peers[d];
+    return p->up && !p->bye && p->q.count && p->credits > 0 &&
+           x->t->ops->backlog(x->t, d) < TX_DEPTH;
+}
+
+static void pump_unscheduled(mux_ctx *x)
+{
+    bool progress = true;
+    while (progress && !atomic_load(&x->failed)) {
+        progress = false;
+        for (int d = 0; d < x->n; d++)
+            if (d != x->rank && can_send(x, d)) progress = send_one(x, d);
+    }
+}
+
+static bool queues_empty(mux_ctx *x)
+{
+    for (int d = 0; d < x->n; d++)
+        if (x->peers[d].q.count) return false;
+    return true;
+}
+
+/* Data queued for a server that said goodbye can never leave. */
+static void drop_departed(mux_ctx *x)
+{
+    for (int d = 0; d < x->n; d++) {
+        peer_state *p = &x->peers[d];
+        if (p->q.count && (!p->up || p->bye)) {
+            mux_logf(x->cfg.log, x->cfg.log_arg,
+                     "mux[%d]: dropping %zu messages for server %d, which has left", x->rank,
+                     p->q.count, d);
+            sendq_clear(&p->q);
+        }
+    }
+}
+
+/* Runs the phase state machine as far as it can go without waiting. */
+static void pump_scheduled(mux_ctx *x, int64_t now)
+{
+    int phases = mux_schedule_phases(x->n);
+    while (phases && !atomic_load(&x->failed)) {
+        int dest = mux_schedule_dest(x->rank, x->n, x->phase);
+        int src = mux_schedule_src(x->rank, x->n, x->phase);
+        if (!x->waiting_sync) {
+            if (x->phase == 1 && x->sent_in_phase == 0 && now < x->idle_until_ms && queues_empty(x))
+                return; /* idle pacing */
+            while (x->sent_in_phase < x->cfg.burst && can_send(x, dest)) {
+                if (!send_one(x, dest)) return;
+                x->sent_in_phase++;
+            }
+            peer_state *p = &x->peers[dest];
+            bool more =
+                p->up && !p->bye && p->q.count && p->credits > 0 && x->sent_in_phase < x->cfg.burst;
+            if (more) return; /* transport is full; go on after poll */
+            if (p->up && !p->bye) {
+                send_ctrl(x, dest, MUX_FRAME_SYNC, x->round, NULL, 0);
+                pthread_mutex_lock(&x->slock);
+                x->stats.syncs_sent++;
+                pthread_mutex_unlock(&x->slock);
+            }
+            x->waiting_sync = true;
+        }
+        peer_state *s = &x->peers[src];
+        if (s->up && !s->bye && s->syncs_from <= x->round) return;
+        x->waiting_sync = false;
+        x->sent_in_phase = 0;
+        if (++x->phase > phases) {
+            x->phase = 1;
+            x->round++;
+            pthread_mutex_lock(&x->slock);
+            x->stats.rounds++;
+            pthread_mutex_unlock(&x->slock);
+            if (!x->round_active) x->idle_until_ms = now + IDLE_ROUND_MS;
+            x->round_active = false;
+        }
+    }
+}
+
+/* ---- multiplexer thread: transport callbacks ----------------------------- */
+
+static mux_msg *cb_rx_buffer(void *arg, int peer, const mux_wire_hdr *h)
+{
+    mux_ctx *x = arg;
+    peer_state *p = &x->peers[peer];
+    if (p->rx_held >= x->cfg.recv_credits) return NULL;
+    for (int i = 0; i < x->nnodes; i++) {
+        int k = (x->recv_rr + i) % x->nnodes;
+        mux_msg *m = mux_pool_try_get(x->recv_pools[k]);
+        if (m) {
+            x->recv_rr = (k + 1) % x->nnodes;
+            p->rx_held++;
+            m->src = peer;
+            return m;
+        }
+    }
+    return NULL;
+}
+
+static mux_msg *cb_rx_spare(void *arg)
+{
+    mux_ctx *x = arg;
+    for (int i = 0; i < x->nnodes; i++) {
+        mux_msg *m = mux_pool_try_get(x->recv_pools[(x->recv_rr + i) % x->nnodes]);
+        if (m) return m;
+    }
+    return NULL;
+}
+
+static void cb_rx_frame(void *arg, int peer, const mux_wire_hdr *h, mux_msg *m, const uint8_t *ctrl)
+{
+    mux_ctx *x = arg;
+    peer_state *p = &x->peers[peer];
+    p->last_rx_ms = now_ms();
+    switch ((mux_frame_type)h->type) {
+    case MUX_FRAME_DATA: {
+        x->round_active = true;
+        if (!m) { /* an empty frame holds no buffer: its credit is due now */
+            p->rx_held++;
+            atomic_fetch_add(&p->owed, 1);
+        } else {
+            m->len = h->len;
+            m->exchange = h->exchange;
+            m->last = (h->flags & MUX_FLAG_LAST) != 0;
+            m->src = peer;
+            pthread_mutex_lock(&x->slock);
+            x->stats.msgs_recv++;
+            x->stats.bytes_recv += h->len;
+            pthread_mutex_unlock(&x->slock);
+        }
+        mux_exchange *e = exchange_get(x, h->exchange);
+        if (!e) {
+            if (m) mux_msg_release(m);
+            fail(x, sto_error_oom());
+            return;
+        }
+        if (m) exchange_push(x, e, m);
+        if (h->flags & MUX_FLAG_LAST) exchange_mark_last(x, e, peer);
+        return;
+    }
+    case MUX_FRAME_SYNC:
+        p->syncs_from++;
+        return;
+    case MUX_FRAME_CREDIT:
+        p->credits += (int)h->aux;
+        return;
+    case MUX_FRAME_ABORT:
+        x->fail_from_peer = true;
+        fail(x, sto_error(STO_CONNECTION_FAILURE, "server %d (%s:%s) aborted: %.*s", peer,
+                          ep_of(x, peer)->host, ep_of(x, peer)->port, (int)h->len,
+                          (const char *)ctrl));
+        return;
+    case MUX_FRAME_BYE:
+        p->bye = true;
+        return;
+    case MUX_FRAME_HEARTBEAT:
+    case MUX_FRAME_HELLO:
+        return;
+    }
+}
+
+static void cb_tx_done(void *arg, int peer, mux_msg *m)
+{
+    mux_msg_release(m);
+}
+
+static void cb_peer_failed(void *arg, int peer, sto_status why)
+{
+    mux_ctx *x = arg;
+    x->peers[peer].up = false;
+    fail(x, why);
+}
+
+/* First turn after a failure: tell the others, drop what was queued. */
+static void handle_failure(mux_ctx *x)
+{
+    x->fail_handled = true;
+    if (!x->fail_from_peer) {
+        char reason[MUX_WIRE_CTRL_MAX];
+        pthread_mutex_lock(&x->flock);
+        snprintf(reason, sizeof reason, "%s", x->failure->message);
+        pthread_mutex_unlock(&x->flock);
+        for (int i = 0; i < x->n; i++)
+            if (i != x->rank && x->peers[i].up && !x->peers[i].bye) {
+                mux_wire_hdr h = {.type = MUX_FRAME_ABORT,
+                                  .sender = (uint32_t)x->rank,
+                                  .len = (uint32_t)strlen(reason)};
+                sto_status st = x->t->ops->send(x->t, i, &h, NULL, reason);
+                sto_status_free(st);
+            }
+    }
+    for (int i = 0; i < x->n; i++)
+        sendq_clear(&x->peers[i].q);
+}
+
+/* ---- multiplexer thread: main loop ---------------------------------------- */
+
+static bool work_waiting(mux_ctx *x)
+{
+    for (int w = 0; w < x->cfg.workers; w++)
+        if (mux_spsc_size(x->subq[w])) return true;
+    for (int i = 0; i < x->n; i++)
+        if (atomic_load(&x->peers[i].owed)) return true;
+    return atomic_load(&x->stopping) || (atomic_load(&x->failed) && !x->fail_handled);
+}
+
+static bool all_backlogs_empty(mux_ctx *x)
+{
+    for (int i = 0; i < x->n; i++)
+        if (i != x->rank && x->peers[i].up && x->t->ops->backlog(x->t, i)) return false;
+    return true;
+}
+
+static void *mux_main(void *arg)
+{
+    mux_ctx *x = arg;
+    bool bye_sent = false;
+    int64_t stop_deadline = 0;
+    for (;;) {
+        int64_t now = now_ms();
+        drain_submissions(x);
+        if (atomic_load(&x->failed)) {
+            if (!x->fail_handled) handle_failure(x);
+        } else if (!bye_sent) { /* after the goodbye nothing more goes out */
+            return_credits(x);
+            check_peers(x, now);
+            if (x->cfg.schedule)
+                pump_scheduled(x, now);
+            else
+                pump_unscheduled(x);
+        }
+        if (atomic_load(&x->stopping)) {
+            if (atomic_load(&x->failed)) break;
+            if (!stop_deadline) stop_deadline = now + x->cfg.peer_timeout_ms + STOP_WAIT_MS;
+            drop_departed(x);
+            if (!bye_sent && queues_empty(x) && all_backlogs_empty(x)) {
+                for (int i = 0; i < x->n; i++)
+                    if (i != x->rank && x->peers[i].up) send_ctrl(x, i, MUX_FRAME_BYE, 0, NULL, 0);
+                bye_sent = true;
+            }
+            bool all_bye = bye_sent && all_backlogs_empty(x);
+            for (int i = 0; i < x->n; i++)
+                if (i != x->rank && x->peers[i].up && !x->peers[i].bye) all_bye = false;
+            if (all_bye || now > stop_deadline) break;
+        }
+        int timeout = 50;
+        if (x->cfg.heartbeat_ms / 2 < timeout) timeout = x->cfg.heartbeat_ms / 2;
+        if (x->cfg.schedule && x->idle_until_ms > now && x->idle_until_ms - now < timeout)
+            timeout = (int)(x->idle_until_ms - now);
+        atomic_store(&x->sleeping, 1);
+        if (work_waiting(x)) timeout = 0;
+        sto_status st = x->t->ops->poll(x->t, timeout);
+        atomic_store(&x->sleeping, 0);
+        if (st) fail(x, st);
+    }
+    return NULL;
+}
+
+/* ---- lifecycle ------------------------------------------------------------ */
+
+static int count_nodes(void)
+{
+    if (numa_available() < 0) return 1;
+    int n = numa_num_configured_nodes();
+    return n > 0 ? n : 1;
+}
+
+/* Receive buffers beyond the credits: verbs keeps this many posted. */
+static int recv_spare(const mux_ctx *x)
+{
+    return x->cfg.transport == MUX_TRANSPORT_TCP ? 0 : 2 * (x->n - 1) + 16;
+}
+
+static sto_status open_transport(mux_ctx *x)
+{
+    mux_pool *pools[2 * 64];
+    int np = 0;
+    for (int k = 0; k < x->nnodes && np + 2 <= (int)(sizeof pools / sizeof *pools); k++) {
+        pools[np++] = x->send_pools[k];
+        pools[np++] = x->recv_pools[k];
+    }
+    mux_transport_cfg tc = {.cluster = x->cfg.cluster,
+                            .rank = x->rank,
+                            .max_data = x->cfg.msg_size,
+                            .connect_timeout_ms = x->cfg.connect_timeout_ms,
+                            .socket_buffer = x->cfg.socket_buffer,
+                            .pools = pools,
+                            .npools = np,
+                            .spare_recv = recv_spare(x),
+                            .log = x->cfg.log,
+                            .log_arg = x->cfg.log_arg};
+    mux_transport_sink sink = {.arg = x,
+                               .rx_buffer = cb_rx_buffer,
+                               .rx_spare = cb_rx_spare,
+                               .rx_frame = cb_rx_frame,
+                               .tx_done = cb_tx_done,
+                               .peer_failed = cb_peer_failed};
+    switch (x->cfg.transport) {
+    case MUX_TRANSPORT_TCP:
+        return mux_tcp_open(&tc, &sink, &x->t);
+    case MUX_TRANSPORT_VERBS:
+        return mux_verbs_open(&tc, &sink, &x->t);
+    case MUX_TRANSPORT_AUTO: {
+        sto_status st = mux_verbs_open(&tc, &sink, &x->t);
+        if (!st) return STO_OK;
+        mux_logf(x->cfg.log, x->cfg.log_arg, "mux[%d]: %s; using tcp", x->rank, st->message);
+        sto_status_free(st);
+        return mux_tcp_open(&tc, &sink, &x->t);
+    }
+    }
+    return sto_error(STO_INVALID_PARAMETER_VALUE, "unknown transport %d", (int)x->cfg.transport);
+}
+
+sto_status mux_create(const mux_config *cfg, mux_ctx **out)
+{
+    *out = NULL;
+    const mux_cluster *c = cfg->cluster;
+    if (!c || c->n < 1 || cfg->rank < 0 || cfg->rank >= c->n)
+        return sto_error(STO_INVALID_PARAMETER_VALUE, "rank %d is not in the cluster", cfg->rank);
+    if (cfg->workers < 1 || cfg->recv_credits < 1 || cfg->burst < 1 || cfg->pool_msgs < 1 ||
+        cfg->msg_size < 64 || cfg->msg_size > (256u << 20) || cfg->heartbeat_ms < 1 ||
+        cfg->peer_timeout_ms <= cfg->heartbeat_ms)
+        return sto_error(STO_INVALID_PARAMETER_VALUE,
+                         "multiplexer configuration out of range (workers %d, credits %d, "
+                         "burst %d, pool %zu, message %zu bytes, heartbeat %d ms, timeout %d ms)",
+                         cfg->workers, cfg->recv_credits, cfg->burst, cfg->pool_msgs, cfg->msg_size,
+                         cfg->heartbeat_ms, cfg->peer_timeout_ms);
+    mux_ctx *x = calloc(1, sizeof *x);
+    if (!x) return sto_error_oom();
+    x->cfg = *cfg;
+    x->n = c->n;
+    x->rank = cfg->rank;
+    /* More nodes than the machine has (tests of stealing) are placed on the
+     * caller's node. */
+    int real_nodes = count_nodes();
+    x->nnodes = cfg->numa_nodes > 0 ? cfg->numa_nodes : real_nodes;
+    if (x->nnodes > 64) x->nnodes = 64;
+    x->phase = 1;
+    pthread_mutex_init(&x->xlock, NULL);
+    pthread_mutex_init(&x->flock, NULL);
+    pthread_mutex_init(&x->slock, NULL);
+    sto_status st = STO_OK;
+    x->send_pools = calloc((size_t)x->nnodes, sizeof *x->send_pools);
+    x->recv_pools = calloc((size_t)x->nnodes, sizeof *x->recv_pools);
+    x->subq = calloc((size_t)cfg->workers, sizeof *x->subq);
+    x->peers = calloc((size_t)x->n, sizeof *x->peers);
+    if (!x->send_pools || !x->recv_pools || !x->subq || !x->peers) {
+        st = sto_error_oom();
+        goto fail;
+    }
+    /* Receive buffers: every peer's credits, spread over the nodes. */
+    size_t recv_total =
+        (size_t)cfg->recv_credits * (size_t)(x->n > 1 ? x->n - 1 : 1) + (size_t)recv_spare(x);
+    size_t recv_per_node = (recv_total + (size_t)x->nnodes - 1) / (size_t)x->nnodes;
+    for (int k = 0; k < x->nnodes && !st; k++) {
+        int node = k < real_nodes ? k : -1;
+        st = mux_pool_create(cfg->pool_msgs, cfg->msg_size, node, &x->send_pools[k]);
+        if (!st) st = mux_pool_create(recv_per_node, cfg->msg_size, node, &x->recv_pools[k]);
+        if (!st) mux_pool_set_hook(x->recv_pools[k], on_recv_release, x);
+    }
+    size_t subcap = cfg->pool_msgs * (size_t)x->nnodes + 64;
+    for (int w = 0; w < cfg->workers && !st; w++)
+        st = mux_spsc_create(subcap, sizeof(submission), &x->subq[w]);
+    if (st) goto fail;
+    int64_t now = now_ms();
+    for (int i = 0; i < x->n; i++) {
+        x->peers[i].up = i != x->rank;
+        x->peers[i].last_rx_ms = x->peers[i].last_tx_ms = now;
+    }
+    st = open_transport(x);
+    if (st) goto fail;
+    now = now_ms();
+    for (int i = 0; i < x->n; i++) {
+        x->peers[i].last_rx_ms = now;
+        if (i != x->rank) send_ctrl(x, i, MUX_FRAME_CREDIT, (uint64_t)cfg->recv_credits, NULL, 0);
+    }
+    if (atomic_load(&x->failed)) {
+        st = mux_error(x);
+        goto fail;
+    }
+    if (pthread_create(&x->thread, NULL, mux_main, x)) {
+        st = sto_error(STO_INTERNAL_ERROR, "cannot start the multiplexer thread");
+        goto fail;
+    }
+    x->thread_started = true;
+    *out = x;
+    return STO_OK;
+fail:
+    mux_destroy(x);
+    return st;
+}
+
+void mux_destroy(mux_ctx *x)
+{
+    if (!x) return;
+    if (x->thread_started) {
+        atomic_store(&x->stopping, true);
+        if (x->t) x->t->ops->wake(x->t);
+        pthread_join(x->thread, NULL);
+    }
+    for (int i = 0; x->peers && i < x->n; i++)
+        sendq_clear(&x->peers[i].q);
+    if (x->t) x->t->ops->destroy(x->t);
+    x->t = NULL;
+    submission s;
+    for (int w = 0; x->subq && w < x->cfg.workers; w++) {
+        while (x->subq[w] && mux_spsc_pop(x->subq[w], &s))
+            if (s.m) mux_msg_release(s.m);
+        mux_spsc_destroy(x->subq[w]);
+    }
+    while (x->exchanges) {
+        mux_exchange *e = x->exchanges;
+        x->exchanges = e->next;
+        exchange_free(x, e);
+    }
+    for (int i = 0; x->peers && i < x->n; i++)
+        free(x->peers[i].q.e);
+    for (int k = 0; k < x->nnodes; k++) {
+        if (x->send_pools) mux_pool_destroy(x->send_pools[k]);
+        if (x->recv_pools) mux_pool_destroy(x->recv_pools[k]);
+    }
+    free(x->send_pools);
+    free(x->recv_pools);
+    free(x->subq);
+    free(x->peers);
+    sto_status_free(x->failure);
+    pthread_mutex_destroy(&x->xlock);
+    pthread_mutex_destroy(&x->flock);
+    pthread_mutex_destroy(&x->slock);
+    free(x);
+}
+
+int mux_rank(const mux_ctx *x)
+{
+    return x->rank;
+}
+
+int mux_size(const mux_ctx *x)
+{
+    return x->n;
+}
+
+const char *mux_transport_name(const mux_ctx *x)
+{
+    return x->t ? x->t->ops->name : "none";
+}
+
+void mux_get_stats(mux_ctx *x, mux_stats *out)
+{
+    pthread_mutex_lock(&x->slock);
+    *out = x->stats;
+    pthread_mutex_unlock(&x->slock);
+}
