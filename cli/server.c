@@ -118,8 +118,11 @@ static void *watchdog_main(void *arg)
             srv_conn *c = srv->slots[i];
             if (!c || !atomic_load(&c->busy)) continue;
             struct pollfd p = {c->fd, POLLRDHUP, 0};
+            /* again on every round while the statement runs: an interrupt
+             * that lands just before the statement starts is cleared by it */
             if (poll(&p, 1, 0) > 0 && (p.revents & (POLLRDHUP | POLLHUP | POLLERR))) {
-                if (!atomic_exchange(&c->peer_gone, true)) rackdb_interrupt(c->session);
+                atomic_store(&c->peer_gone, true);
+                rackdb_interrupt(c->session);
             }
         }
         pthread_mutex_unlock(&srv->lock);

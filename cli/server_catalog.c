@@ -12,7 +12,7 @@
  *     (application_name, client_encoding, DateStyle, TimeZone,
  *     extra_float_digits, search_path, ...); rackdb's own settings (threads,
  *     memory_limit, ...) go on to the engine;
- *   - the queries psql 15 sends for \dt, \dv, \d (list) and \d NAME
+ *   - the queries psql 15 sends for \dt, \dv, \d (list), \d NAME, \l and \dn
  *     (recorded with `psql -E` against PostgreSQL 15), answered from
  *     rackdb_tables and the column lists of rackdb_schema. Tables get OIDs
  *     16384 + their position in the sorted table list.
@@ -432,6 +432,44 @@ static void pg_type_name(const char *t, char *out, size_t cap)
         *p = (char)tolower((unsigned char)*p);
 }
 
+/* A view's columns: its CREATE statement has no column list, so they are
+ * read from the result of `SELECT * FROM view LIMIT 0` in a session of its
+ * own (views are never NOT NULL). */
+static srv_result *view_columns(rackdb *db, const relation *rel, srv_result *r, sto_status *err)
+{
+    char sql[320];
+    size_t n = (size_t)snprintf(sql, sizeof(sql), "SELECT * FROM \"");
+    for (const char *p = rel->name; *p && n + 16 < sizeof(sql); p++) {
+        if (*p == '"') sql[n++] = '"';
+        sql[n++] = *p;
+    }
+    snprintf(sql + n, sizeof(sql) - n, "\" LIMIT 0");
+    rackdb_session *s = NULL;
+    rackdb_result *res = NULL;
+    rackdb_error *e = NULL;
+    if (rackdb_session_open(db, &s, &e) != RACKDB_OK ||
+        rackdb_exec(s, sql, &res, &e) != RACKDB_OK) {
+        *err = sto_error(rackdb_error_sqlstate(e), "%s", rackdb_error_message(e));
+        rackdb_error_free(e);
+        rackdb_session_close(s);
+        srv_result_free(r);
+        return NULL;
+    }
+    for (uint32_t i = 0; r && i < rackdb_result_column_count(res); i++) {
+        char pgtype[160];
+        pg_type_name(rackdb_result_column_type(res, i), pgtype, sizeof(pgtype));
+        const char *row[] = {rackdb_result_column_name(res, i), pgtype, NULL, "f", NULL, "", ""};
+        if (!srv_result_add_row(r, row)) {
+            srv_result_free(r);
+            r = NULL;
+        }
+    }
+    rackdb_result_free(res);
+    rackdb_session_close(s);
+    if (r) srv_result_finish(r);
+    return r;
+}
+
 /* \d NAME, third step: the columns (name, type, default, not null, ...),
  * read from the CREATE statement rackdb_schema writes: one column a line,
  * "    name TYPE [NOT NULL],". */
@@ -447,6 +485,7 @@ static srv_result *answer_columns(rackdb *db, const char *norm, sto_status *err)
         if (r) srv_result_finish(r);
         return r;
     }
+    if (rel.is_view) return view_columns(db, &rel, r, err);
     char *ddl = NULL;
     rackdb_error *e = NULL;
     if (rackdb_schema(db, rel.name, &ddl, &e) != RACKDB_OK) {
@@ -503,6 +542,25 @@ static srv_result *answer_columns(rackdb *db, const char *norm, sto_status *err)
     return r;
 }
 
+/* \l: every database name a client connects with reaches the same
+ * instance, so the list is the one it asked for. */
+static srv_result *answer_databases(srv_client_info *info)
+{
+    static const char *const names[] = {
+        "Name",  "Owner",      "Encoding",        "Collate",
+        "Ctype", "ICU Locale", "Locale Provider", "Access privileges"};
+    static const uint32_t oids[] = {PGW_OID_NAME, PGW_OID_NAME, PGW_OID_NAME, PGW_OID_NAME,
+                                    PGW_OID_NAME, PGW_OID_TEXT, PGW_OID_TEXT, PGW_OID_TEXT};
+    const char *row[] = {info->database, info->user, "UTF8", "C", "C", NULL, "libc", NULL};
+    srv_result *r = srv_result_new(8, names, oids);
+    if (r && !srv_result_add_row(r, row)) {
+        srv_result_free(r);
+        return NULL;
+    }
+    if (r) srv_result_finish(r);
+    return r;
+}
+
 /* An empty result with ncols unnamed text columns: what psql's follow-up
  * queries (policies, statistics, publications, inheritance) get, as
  * rackdb has none of those. */
@@ -555,6 +613,18 @@ bool srv_catalog_answer(rackdb *db, srv_client_info *info, const char *stmt, srv
         *out = answer_relinfo(db, norm, err);
     } else if (starts(norm, "select a.attname, pg_catalog.format_type(a.atttypid, a.atttypmod),")) {
         *out = answer_columns(db, norm, err);
+    } else if (starts(norm, "select d.datname as \"Name\", pg_catalog.pg_get_userbyid(d.datdba) as "
+                            "\"Owner\",")) {
+        *out = answer_databases(info);
+    } else if (starts(norm,
+                      "select n.nspname as \"Name\", pg_catalog.pg_get_userbyid(n.nspowner) as "
+                      "\"Owner\" from pg_catalog.pg_namespace n")) {
+        static const char *const names[] = {"Name", "Owner"};
+        static const uint32_t oids[] = {PGW_OID_NAME, PGW_OID_NAME};
+        const char *row[] = {"public", info->user};
+        *out = srv_result_new(2, names, oids);
+        if (*out && !srv_result_add_row(*out, row)) srv_result_free(*out), *out = NULL;
+        if (*out) srv_result_finish(*out);
     } else if (starts(norm, "select pol.polname, pol.polpermissive,")) {
         *out = empty_result(6);
     } else if (starts(norm, "select oid, stxrelid::pg_catalog.regclass,")) {

@@ -336,13 +336,13 @@ static bool write_json(const opts *o, const char *threads, double load_ms, const
     FILE *f = fopen(o->json, "w");
     if (!f) return false;
     fprintf(f,
-            "{\n  \"sf\": %s,\n  \"threads\": %s,\n  \"reps\": %d,\n  \"load_ms\": %.3f,\n"
+            "{\n  \"sf\": %g,\n  \"threads\": %d,\n  \"reps\": %d,\n  \"load_ms\": %.3f,\n"
             "  \"queries\": [\n",
-            o->sf, threads, o->reps, load_ms);
+            strtod(o->sf, NULL), atoi(threads), o->reps, load_ms);
     for (int i = 0; i < n; i++) {
         const qrun *r = &runs[i];
         fprintf(f, "    {\"query\": %d, \"status\": ", r->q);
-        json_string(f, outcome_name[r->out]);
+        json_string(f, r->out == OUT_UNCHECKED ? "unchecked" : outcome_name[r->out]);
         fprintf(f, ", \"best_ms\": %.3f, \"compile_ms\": %.3f, \"rows\": %llu, \"times_ms\": [",
                 r->best_ms, r->compile_ms, (unsigned long long)r->rows);
         for (int k = 0; k < o->reps && r->times; k++)
@@ -385,7 +385,9 @@ int cli_tpch_run(int argc, char **argv)
     opts o;
     int pr = parse(argc, argv, &o);
     if (pr) return pr > 0 ? 0 : 2;
-    const char *answers_sf = o.check && cli_tpch_answer(o.sf, 1) ? o.sf : NULL;
+    char sf_name[32]; /* "0.01" however it was written (".01", "0.010") */
+    snprintf(sf_name, sizeof(sf_name), "%g", strtod(o.sf, NULL));
+    const char *answers_sf = o.check && cli_tpch_answer(sf_name, 1) ? sf_name : NULL;
     if (o.check && !answers_sf) {
         fprintf(stderr, "rackdb tpch run: no built-in answers for SF %s (0.01, 0.1 and 1 have)\n",
                 o.sf);

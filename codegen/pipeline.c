@@ -388,6 +388,16 @@ static sto_status sink_agg(gen *g)
 
 /* The code for one tuple: the steps, then the sink. A rejected tuple
  * branches to g->next. */
+/* EXPLAIN ANALYZE's counter i, plus one. */
+static void count(gen *g, uint32_t i)
+{
+    if (!g->d->count_rows) return;
+    LLVMBuilderRef b = g->f->b;
+    LLVMValueRef p = byte_ptr(g, b, g->wstate, g->d->counters_offset + 8u * i);
+    LLVMValueRef c = LLVMBuildLoad2(b, cg_i64(g->m), p, "");
+    LLVMBuildStore(b, LLVMBuildAdd(b, c, cg_const_i64(g->m, 1), ""), p);
+}
+
 static sto_status consume(gen *g)
 {
     const cg_pipeline_desc *d = g->d;
@@ -399,6 +409,7 @@ static sto_status consume(gen *g)
             LLVMBasicBlockRef keep = cg_block(g->f, "pass");
             LLVMBuildCondBr(g->f->b, pass, keep, g->next);
             LLVMPositionBuilderAtEnd(g->f->b, keep);
+            count(g, i);
             continue;
         }
         for (uint32_t k = 0; k < s->count; k++) {
@@ -408,7 +419,9 @@ static sto_status consume(gen *g)
             STO_TRY(cg_expr_compile(g->f, d->ctx, it->expr, &g->bind, &v));
             g->bind.vals[it->id] = v;
         }
+        count(g, i);
     }
+    count(g, d->nsteps);
     return d->sink.kind == CG_SINK_ROWS ? sink_rows(g) : sink_agg(g);
 }
 

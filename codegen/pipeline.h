@@ -194,6 +194,11 @@ typedef struct cg_pipeline_desc {
     const cg_step *steps; /* in tuple order: steps[0] sees the source's tuples */
     cg_sink sink;
     uint32_t strings_offset; /* of the worker's cg_rt_strings in its state */
+    /* EXPLAIN ANALYZE: when count_rows, the code adds 1 to the uint64_t at
+     * worker_state + counters_offset + 8 * i for every tuple that leaves
+     * step i, and at index nsteps for every tuple the sink consumes. */
+    bool count_rows;
+    uint32_t counters_offset;
     const sto_value *params; /* $1.. values, or NULL */
 } cg_pipeline_desc;
 

@@ -75,7 +75,7 @@ static sto_status query_plan(query *q)
     return eng_physical_build(q->plan, &q->ph);
 }
 
-static sto_status query_run(eng_stmt_ctx *ctx, query *q)
+static sto_status query_run(eng_stmt_ctx *ctx, query *q, bool analyze)
 {
     eng_exec_shared *shared = NULL;
     STO_TRY(eng_exec_shared_get(ctx->session->db, &shared));
@@ -84,7 +84,7 @@ static sto_status query_run(eng_stmt_ctx *ctx, query *q)
     unsigned threads = set->threads > 0 ? (unsigned)set->threads : 1;
     unsigned pool = eng_sched_threads(shared->sched);
     if (threads > pool) threads = pool;
-    q->env = (eng_exec_env){shared, threads, q->mem, &ctx->session->cancel};
+    q->env = (eng_exec_env){shared, threads, q->mem, &ctx->session->cancel, analyze};
     return eng_exec_physical(&q->env, q->ph, &q->stats, &q->rows, &q->strings);
 }
 
@@ -136,7 +136,7 @@ static sto_status run_select(eng_stmt_ctx *ctx, const sql_query *ast, eng_result
     query q;
     sto_status st = query_prepare(ctx, ast, &q);
     if (!st) st = query_plan(&q);
-    if (!st) st = query_run(ctx, &q);
+    if (!st) st = query_run(ctx, &q, false);
     if (!st) st = new_result(q.plan, out);
     if (!st) {
         st = eng_rowset_to_result(&q.rows, q.plan->ncols, q.ph->result_slots, *out,
@@ -167,7 +167,7 @@ static sto_status run_explain(eng_stmt_ctx *ctx, const sql_stmt *stmt, eng_resul
     sto_schema *schema = NULL;
     sto_status st = query_prepare(ctx, inner->query, &q);
     if (!st) st = query_plan(&q);
-    if (!st && stmt->explain.analyze) st = query_run(ctx, &q);
+    if (!st && stmt->explain.analyze) st = query_run(ctx, &q, true);
     if (!st) st = eng_explain_text(q.ph, stmt->explain.analyze ? &q.stats : NULL, &text);
     const char *name = "QUERY PLAN";
     sto_type vt = sto_type_string(STO_TYPE_VARCHAR, 0);
@@ -183,6 +183,7 @@ static sto_status run_explain(eng_stmt_ctx *ctx, const sql_stmt *stmt, eng_resul
         line = nl ? nl + 1 : line + len;
     }
     if (!st) st = eng_result_set_tag(*out, "EXPLAIN");
+    if (!st) eng_result_set_compile_ms(*out, q.stats.compile_ms);
     if (st && *out) {
         rackdb_result_free(*out);
         *out = NULL;
@@ -350,12 +351,60 @@ static sto_status run_insert(eng_stmt_ctx *ctx, const sql_stmt *stmt, eng_result
     }
     st = cast_outputs(&q, s, map, stmt->pos);
     if (!st) st = query_plan(&q);
-    if (!st) st = query_run(ctx, &q);
+    if (!st) st = query_run(ctx, &q, false);
     uint64_t before = sto_table_rows(t), count = 0;
     if (!st) st = append_rows(ctx, &q, t, map, &count);
     if (!st) st = persist_and_tag(ctx, t, before, count, out);
+    if (!st) eng_result_set_compile_ms(*out, q.stats.compile_ms);
 out:
     free(map);
+    query_free(&q);
+    eng_catalog_unlock(c);
+    return st;
+}
+
+/* A new table holding the query's rows, its columns named and typed as
+ * the query's output (all nullable). */
+static sto_status rows_to_new_table(eng_stmt_ctx *ctx, query *q, sto_table **out)
+{
+    *out = NULL;
+    uint32_t n = q->plan->ncols;
+    const char **names = calloc(n ? n : 1, sizeof(*names));
+    sto_type *types = calloc(n ? n : 1, sizeof(*types));
+    int *map = calloc(n ? n : 1, sizeof(*map));
+    sto_schema *schema = NULL;
+    sto_table *t = NULL;
+    sto_status st = (!names || !types || !map) ? sto_error_oom() : STO_OK;
+    for (uint32_t i = 0; !st && i < n; i++) {
+        names[i] = q->plan->names[i];
+        types[i] = sql_plan_col(q->plan->ctx, q->plan->cols[i])->type;
+        map[i] = (int)i;
+    }
+    if (!st) st = sto_schema_new(n, names, types, NULL, &schema);
+    if (!st) st = sto_table_new(schema, &t);
+    uint64_t count = 0;
+    if (!st) st = append_rows(ctx, q, t, map, &count);
+    if (st)
+        sto_table_free(t);
+    else
+        *out = t;
+    sto_schema_free(schema);
+    free(names);
+    free(types);
+    free(map);
+    return st;
+}
+
+sto_status eng_query_to_table(eng_stmt_ctx *ctx, const sql_query *ast, sto_table **out)
+{
+    *out = NULL;
+    eng_catalog *c = ctx->session->db->catalog;
+    eng_catalog_read_lock(c);
+    query q;
+    sto_status st = query_prepare(ctx, ast, &q);
+    if (!st) st = query_plan(&q);
+    if (!st) st = query_run(ctx, &q, false);
+    if (!st) st = rows_to_new_table(ctx, &q, out);
     query_free(&q);
     eng_catalog_unlock(c);
     return st;
@@ -370,10 +419,6 @@ static sto_status run_ctas(eng_stmt_ctx *ctx, const sql_stmt *stmt, eng_result *
     query q;
     memset(&q, 0, sizeof(q));
     sto_table *t = NULL;
-    sto_schema *schema = NULL;
-    const char **names = NULL;
-    sto_type *types = NULL;
-    int *map = NULL;
     sto_status st = STO_OK;
     if (eng_catalog_table(c, name) || eng_catalog_view(c, name)) {
         if (stmt->create_table.if_not_exists)
@@ -383,38 +428,19 @@ static sto_status run_ctas(eng_stmt_ctx *ctx, const sql_stmt *stmt, eng_result *
         goto out;
     }
     st = query_prepare(ctx, stmt->create_table.query, &q);
-    if (st) goto out;
-    uint32_t n = q.plan->ncols;
-    names = calloc(n ? n : 1, sizeof(*names));
-    types = calloc(n ? n : 1, sizeof(*types));
-    map = calloc(n ? n : 1, sizeof(*map));
-    if (!names || !types || !map) {
-        st = sto_error_oom();
-        goto out;
-    }
-    for (uint32_t i = 0; i < n; i++) {
-        names[i] = q.plan->names[i];
-        types[i] = sql_plan_col(q.plan->ctx, q.plan->cols[i])->type;
-        map[i] = (int)i;
-    }
-    st = sto_schema_new(n, names, types, NULL, &schema);
-    if (!st) st = sto_table_new(schema, &t);
     if (!st) st = query_plan(&q);
-    if (!st) st = query_run(ctx, &q);
-    uint64_t count = 0;
-    if (!st) st = append_rows(ctx, &q, t, map, &count);
+    if (!st) st = query_run(ctx, &q, false);
+    if (!st) st = rows_to_new_table(ctx, &q, &t);
+    uint64_t count = t ? sto_table_rows(t) : 0;
     if (!st) st = eng_persist_tables(ctx->session->db->dir, c, NULL, 1, &name, &t);
     if (!st) st = eng_catalog_create_table(c, name, t, false, pos, NULL);
     if (!st) {
         t = NULL;
         st = eng_result_new_tag(out, "SELECT %" PRIu64, count);
+        if (!st) eng_result_set_compile_ms(*out, q.stats.compile_ms);
     }
 out:
     sto_table_free(t);
-    sto_schema_free(schema);
-    free(names);
-    free(types);
-    free(map);
     query_free(&q);
     eng_catalog_unlock(c);
     return st;

@@ -52,10 +52,11 @@ static sto_status bind(eng_stmt_ctx *ctx, const sql_query *query, sql_arena *are
     return sql_bind_query(arena, &iface, query, plan);
 }
 
-/* Every statement that runs a query ends here: the query is bound under the
- * catalog's read lock, and the executor takes the plan from there
- * (optimizer → physical pipelines → result chunks). Until it exists, a bound
- * query fails with 0A000 naming the statement. */
+/* Every statement that runs a query ends here. SELECT, EXPLAIN, CREATE
+ * TABLE AS and INSERT ... SELECT go to the executor (engine/exec_query.c:
+ * optimizer → physical pipelines → result chunks); any other statement with
+ * a query is bound (so its errors are the binder's) and then fails with
+ * 0A000 naming the statement. */
 static sto_status exec_query(eng_stmt_ctx *ctx, const sql_stmt *stmt, const char *what,
                              const sql_query *query, eng_result **out)
 {
@@ -382,7 +383,18 @@ out:
 
 static sto_status exec_copy_to(eng_stmt_ctx *ctx, const sql_stmt *stmt, eng_result **out)
 {
-    if (!stmt->copy.table) return exec_query(ctx, stmt, "COPY (query) TO", stmt->copy.query, out);
+    if (!stmt->copy.table) {
+        /* the query's rows as a table (engine/exec_query.c), then written out */
+        sto_table *rows = NULL;
+        sto_text_format fmt;
+        uint64_t written = 0;
+        sto_status st = copy_format(stmt, &fmt);
+        if (!st) st = eng_query_to_table(ctx, stmt->copy.query, &rows);
+        if (!st) st = sto_write_file(rows, stmt->copy.file, &fmt, &written);
+        sto_table_free(rows);
+        if (st) return st;
+        return eng_result_new_tag(out, "COPY %" PRIu64, written);
+    }
     const char *name = stmt->copy.table;
     eng_catalog *c = catalog_of(ctx);
     sto_status st = STO_OK;

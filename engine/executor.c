@@ -81,32 +81,30 @@ void eng_exec_strings_free(eng_exec_strings *s)
     free(s);
 }
 
+/* Room for one arena per worker state of every pipeline is made when the
+ * query starts (a pipeline has at most one state per pool worker), so
+ * keeping one never allocates. */
 static void keep_strings(eng_exec_strings *s, cg_rt_strings *a)
 {
     if (!a->blocks) return;
     pthread_mutex_lock(&s->lock);
-    if (s->n == s->cap) {
-        size_t cap = s->cap ? s->cap * 2 : 16;
-        cg_rt_strings *n = realloc(s->arenas, cap * sizeof(*n));
-        if (n) {
-            s->arenas = n;
-            s->cap = cap;
-        }
-    }
     if (s->n < s->cap) {
         s->arenas[s->n++] = *a;
         cg_rt_strings_init(a);
     } else {
-        cg_rt_strings_free(a); /* only when memory is short; rows may dangle, but the
-                                * query fails on the next allocation anyway */
+        cg_rt_strings_free(a); /* cannot happen: see above */
     }
     pthread_mutex_unlock(&s->lock);
 }
 
 /* --- one pipeline's run ------------------------------------------------------------- */
 
+/* Operators of one pipeline whose rows EXPLAIN ANALYZE counts. */
+#define MAX_COUNTED 32
+
 typedef struct wstate {
     cg_rt_strings strings;
+    uint64_t counters[MAX_COUNTED];
     sto_status err;
     union {
         eng_rows_sink rows;
@@ -136,6 +134,8 @@ typedef struct prun {
      * do, so morsels stop running once that many exist. */
     bool stop_early;
     _Atomic uint64_t made;
+    bool count_rows;
+    _Atomic uint64_t counters[MAX_COUNTED];
 } prun;
 
 /* Top-k: a worker's run never needs more than its first `keep` rows, so a
@@ -173,6 +173,8 @@ static void state_destroy(void *ctx, void *state)
     else if (!w->moved)
         eng_rows_sink_free(&w->sink.rows);
     keep_strings(r->strings, &w->strings);
+    for (unsigned i = 0; r->count_rows && i < MAX_COUNTED; i++)
+        atomic_fetch_add_explicit(&r->counters[i], w->counters[i], memory_order_relaxed);
     sto_status_free(w->err);
     w->err = NULL;
 }
@@ -317,6 +319,8 @@ static void describe(const eng_physical *ph, const eng_pipe *p, prun *r, const e
         k->append = eng_rt_rows_append;
     }
     d->strings_offset = offsetof(wstate, strings);
+    d->count_rows = r->count_rows;
+    d->counters_offset = offsetof(wstate, counters);
 }
 
 /* How much work a tuple costs, in expression nodes: the filters, the
@@ -380,8 +384,11 @@ static sto_status run_pipe(const eng_exec_env *env, const eng_physical *ph, cons
     r.sort = (eng_sort_spec){ncols, p->nsort_keys, p->sort_keys};
     r.keep =
         p->limit >= 0 ? (uint64_t)p->limit + (uint64_t)(p->offset > 0 ? p->offset : 0) : UINT64_MAX;
-    r.nparts = p->sink == ENG_SINK_AGG ? ENG_AGG_PARTS : threads;
+    /* ROWS, SORT: one finalize partition per worker state; any pool worker
+     * may run some morsel, even when only `threads` run at once. */
+    r.nparts = p->sink == ENG_SINK_AGG ? ENG_AGG_PARTS : eng_sched_threads(env->shared->sched);
     r.stop_early = p->sink == ENG_SINK_ROWS && p->limit >= 0 && !r.mark;
+    r.count_rows = env->analyze && p->nsteps + 1 <= MAX_COUNTED;
     eng_job *job = NULL;
     cg_pipeline_code code;
     memset(&code, 0, sizeof(code));
@@ -493,6 +500,11 @@ static sto_status run_pipe(const eng_exec_env *env, const eng_physical *ph, cons
     stats->rows_in = atomic_load(&r.rows_in);
     if (p->source == ENG_SOURCE_VALUES) stats->rows_in = in_rows;
     stats->rows_out = output->rows;
+    if (r.count_rows) {
+        stats->step_rows = calloc(p->nsteps + 1, sizeof(*stats->step_rows));
+        for (uint32_t i = 0; stats->step_rows && i <= p->nsteps; i++)
+            stats->step_rows[i] = atomic_load(&r.counters[i]);
+    }
     output->row_bytes = r.row_bytes;
 
     /* Whatever finalize did not take. */
@@ -512,6 +524,8 @@ static sto_status run_pipe(const eng_exec_env *env, const eng_physical *ph, cons
 
 void eng_query_stats_free(eng_query_stats *s)
 {
+    for (unsigned i = 0; s->pipes && i < s->npipes; i++)
+        free(s->pipes[i].step_rows);
     free(s->pipes);
     memset(s, 0, sizeof(*s));
 }
@@ -525,7 +539,12 @@ sto_status eng_exec_physical(const eng_exec_env *env, const eng_physical *ph,
     eng_exec_strings *ss = calloc(1, sizeof(*ss));
     eng_rowset *outs = calloc(ph->npipes, sizeof(*outs));
     stats->pipes = calloc(ph->npipes, sizeof(*stats->pipes));
-    if (!ss || !outs || !stats->pipes) {
+    if (ss) {
+        ss->cap = (size_t)ph->npipes * eng_sched_threads(env->shared->sched) + 1;
+        ss->arenas = calloc(ss->cap, sizeof(*ss->arenas));
+    }
+    if (!ss || !ss->arenas || !outs || !stats->pipes) {
+        if (ss) free(ss->arenas);
         free(ss);
         free(outs);
         eng_query_stats_free(stats);

@@ -21,6 +21,7 @@
 #define RACKDB_ENGINE_EXECUTOR_H
 
 #include <stdatomic.h>
+#include <stdbool.h>
 #include <stdint.h>
 
 #include "codegen/jit.h"
@@ -47,6 +48,7 @@ typedef struct eng_exec_env {
     unsigned threads;
     eng_mem *mem;
     atomic_int *cancel;
+    bool analyze; /* count rows per operator (EXPLAIN ANALYZE) */
 } eng_exec_env;
 
 /* Figures of one pipeline, for EXPLAIN ANALYZE and timing reports. */
@@ -57,6 +59,9 @@ typedef struct eng_pipe_stats {
     unsigned workers;
     uint64_t morsels;
     unsigned ir_instructions;
+    /* analyze: rows leaving step i (i < nsteps), rows into the sink at
+     * [nsteps]; NULL otherwise. malloc'd. */
+    uint64_t *step_rows;
 } eng_pipe_stats;
 
 typedef struct eng_query_stats {
@@ -79,6 +84,10 @@ void eng_exec_strings_free(eng_exec_strings *s);
 /* SELECT, EXPLAIN, CREATE TABLE AS and INSERT ... SELECT (exec_stmt.c's
  * exec_query). */
 sto_status eng_exec_query(eng_stmt_ctx *ctx, const sql_stmt *stmt, eng_result **out);
+
+/* Runs a query into a new table (its output columns, all nullable), e.g.
+ * for COPY (query) TO. Takes the catalog's read lock itself. */
+sto_status eng_query_to_table(eng_stmt_ctx *ctx, const sql_query *query, sto_table **out);
 
 /* The physical plan as text (explain.c): one line per operator, indented
  * under the pipeline that runs it, with estimated rows; with stats (EXPLAIN

@@ -14,9 +14,11 @@
  *     SCAN lineitem l_returnflag, l_linestatus, ...
  *
  * With ANALYZE each pipeline line adds its input and output rows, its run
- * time, its compile time and mode, and the workers that ran it; the whole
- * query's compile and run time close the text. Operators fused into one
- * pipeline run in the same loop, so time is measured per pipeline.
+ * time, its compile time and mode, and the workers that ran it, and every
+ * operator line the rows it produced (counted by the generated code, which
+ * is compiled with counters only for ANALYZE); the whole query's compile and
+ * run time close the text. Operators fused into one pipeline run in the same
+ * loop, so time is measured per pipeline.
  */
 #include <stdarg.h>
 #include <stdio.h>
@@ -76,7 +78,18 @@ static void put_col(text *t, const sql_plan_ctx *ctx, sql_colid id)
     put(t, "%s", sql_plan_col(ctx, id)->name ? sql_plan_col(ctx, id)->name : "?");
 }
 
-static void put_sink(text *t, const eng_physical *ph, const eng_pipe *p)
+/* The optimizer's estimate for an operator, when it made one. */
+static void put_est(text *t, const sql_lop *op)
+{
+    if (op && op->est_rows > 0) put(t, "  (est %.0f rows)", op->est_rows);
+}
+
+static void put_actual(text *t, const eng_pipe_stats *s, uint32_t i)
+{
+    if (s && s->step_rows) put(t, "  (actual rows %llu)", (unsigned long long)s->step_rows[i]);
+}
+
+static void put_sink(text *t, const eng_physical *ph, const eng_pipe *p, const eng_pipe_stats *st)
 {
     const sql_plan_ctx *ctx = ph->plan->ctx;
     switch (p->sink) {
@@ -133,10 +146,14 @@ static void put_sink(text *t, const eng_physical *ph, const eng_pipe *p)
         }
         break;
     }
+    put_est(t, p->sink_op);
+    if (st && st->step_rows)
+        put(t, "  (actual rows in %llu, out %llu)", (unsigned long long)st->step_rows[p->nsteps],
+            (unsigned long long)st->rows_out);
     put(t, "\n");
 }
 
-static void put_steps(text *t, const eng_physical *ph, const eng_pipe *p)
+static void put_steps(text *t, const eng_physical *ph, const eng_pipe *p, const eng_pipe_stats *st)
 {
     const sql_plan_ctx *ctx = ph->plan->ctx;
     for (uint32_t i = p->nsteps; i-- > 0;) {
@@ -151,11 +168,13 @@ static void put_steps(text *t, const eng_physical *ph, const eng_pipe *p)
                 put_expr(t, ctx, s->items[k].expr);
             }
         }
+        put_est(t, p->step_ops[i]);
+        put_actual(t, st, i);
         put(t, "\n");
     }
 }
 
-static void put_source(text *t, const eng_physical *ph, const eng_pipe *p)
+static void put_source(text *t, const eng_physical *ph, const eng_pipe *p, const eng_pipe_stats *st)
 {
     const sql_plan_ctx *ctx = ph->plan->ctx;
     switch (p->source) {
@@ -173,6 +192,8 @@ static void put_source(text *t, const eng_physical *ph, const eng_pipe *p)
         put(t, "    READ pipeline %u%s", p->input + 1, p->ordered ? " (in order)" : "");
         break;
     }
+    put_est(t, p->source_op);
+    if (st) put(t, "  (actual rows %llu)", (unsigned long long)st->rows_in);
     put(t, "\n");
 }
 
@@ -193,9 +214,10 @@ sto_status eng_explain_text(const eng_physical *ph, const eng_query_stats *stats
                 s->compile_ms, cg_mode_name(s->mode), s->workers, (unsigned long long)s->morsels);
         }
         put(&t, "\n");
-        put_sink(&t, ph, p);
-        put_steps(&t, ph, p);
-        put_source(&t, ph, p);
+        const eng_pipe_stats *st = stats && i < stats->npipes ? &stats->pipes[i] : NULL;
+        put_sink(&t, ph, p, st);
+        put_steps(&t, ph, p, st);
+        put_source(&t, ph, p, st);
     }
     if (stats) put(&t, "Total: run %.3f ms, compile %.3f ms\n", stats->run_ms, stats->compile_ms);
     if (t.failed || !t.buf) {

@@ -98,7 +98,17 @@ bool eng_lop_free(sql_plan_ctx *ctx, const sql_lop *op, eng_idset *s);
 
 void eng_opt_fold_plan(sql_plan_ctx *ctx, sql_lop **slot);
 sql_bexpr *eng_opt_fold_expr(sql_plan_ctx *ctx, sql_bexpr *e);
-bool eng_opt_unnest(sql_plan_ctx *ctx, sql_lop **root);
+/* The ids a SINGLE/LEFT join made by unnesting turned nullable. */
+typedef struct eng_padded {
+    const sql_lop *join;
+    sql_colid *ids;
+    uint32_t nids;
+    struct eng_padded *next;
+} eng_padded;
+
+bool eng_opt_unnest(sql_plan_ctx *ctx, sql_lop **root, eng_padded **padded);
+/* Makes the ids NOT NULL again where the join became an inner join. */
+void eng_opt_unpad(sql_plan_ctx *ctx, const eng_padded *padded);
 bool eng_opt_pushdown(sql_plan_ctx *ctx, sql_lop **root);
 bool eng_opt_prune(sql_plan_ctx *ctx, sql_plan *plan);
 

@@ -393,11 +393,24 @@ static bool reduce_aggregates(region *g)
                 }
             }
             if (!keys.count) continue;
-            if (eng_card_estimate(g->c, g->leaves[j]) * REDUCE_RATIO >= groups) continue;
+            /* P with the semi/anti joins that hang on it alone (q20:
+             * partsupp ⋉ part). */
+            sql_lop *P = g->leaves[j];
+            for (uint32_t k = 0; k < g->n; k++) {
+                if (!(g->semis >> k & 1) || g->need[k] != ((1ull << j) | (1ull << k))) continue;
+                sql_bexpr *cond = NULL;
+                for (uint32_t p = 0; p < g->preds.count; p++)
+                    if (g->owner[p] == (int)k &&
+                        !(cond = eng_expr_and(ctx, cond, g->preds.items[p])))
+                        return false;
+                P = eng_lop_join(ctx, g->kind[k], P, g->leaves[k], cond);
+                if (!P) return false;
+            }
+            if (eng_card_estimate(g->c, P) * REDUCE_RATIO >= groups) continue;
             uint32_t nmap = ctx->ncols + 1;
             sql_bexpr **map = sql_arena_alloc(ctx->arena, nmap * sizeof(*map));
             if (!map) return false;
-            sql_lop *copy = eng_lop_copy_fresh(ctx, g->leaves[j], map, nmap);
+            sql_lop *copy = eng_lop_copy_fresh(ctx, P, map, nmap);
             if (!copy) {
                 if (sql_arena_failed(ctx->arena)) return false;
                 continue;
@@ -441,6 +454,14 @@ static bool order_region(eng_card *c, sql_lop **slot)
         eng_idset_init(&g->outs[i]);
         if (!eng_lop_produced(ctx, g->leaves[i], &g->outs[i])) return false;
         g->need[i] = 1ull << i;
+    }
+    for (uint32_t p = 0; p < g->preds.count; p++) {
+        if (g->owner[p] < 0) continue;
+        eng_idset r;
+        eng_idset_init(&r);
+        if (!eng_expr_refs(ctx, g->preds.items[p], &r)) return false;
+        for (uint32_t i = 0; i < g->n; i++)
+            if (eng_idset_intersects(&r, &g->outs[i])) g->need[g->owner[p]] |= 1ull << i;
     }
     if (!reduce_aggregates(g)) return false;
     for (uint32_t i = 0; i < g->n; i++) {

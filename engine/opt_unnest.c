@@ -49,6 +49,7 @@
 typedef struct unnester {
     sql_plan_ctx *ctx;
     bool oom;
+    eng_padded *padded; /* where make_nullable records what it did */
 } unnester;
 
 static bool unnest_tree(unnester *u, sql_lop **slot);
@@ -822,10 +823,26 @@ static sql_bexpr *corr_cond(unnester *u, const prepared *p, bool for_mark)
     return c;
 }
 
-static void make_nullable(sql_plan_ctx *ctx, const sql_lop *op)
+/* The right side of a SINGLE/LEFT join is padded with NULLs: its ids become
+ * nullable (plan.h). The ids that were not are recorded with the join, so
+ * that they can be made NOT NULL again if push-down turns it into an inner
+ * join. */
+static bool make_nullable(unnester *u, const sql_lop *join, const sql_lop *op)
 {
-    for (uint32_t i = 0; i < op->nout; i++)
-        sql_plan_col(ctx, op->out[i])->nullable = true;
+    sql_plan_ctx *ctx = u->ctx;
+    eng_padded *p = sql_arena_alloc(ctx->arena, sizeof(*p));
+    sql_colid *ids = sql_arena_alloc(ctx->arena, (op->nout + 1) * sizeof(sql_colid));
+    if (!p || !ids) return false;
+    p->join = join;
+    p->ids = ids;
+    for (uint32_t i = 0; i < op->nout; i++) {
+        sql_col_info *c = sql_plan_col(ctx, op->out[i]);
+        if (!c->nullable) ids[p->nids++] = op->out[i];
+        c->nullable = true;
+    }
+    p->next = u->padded;
+    u->padded = p;
+    return true;
 }
 
 /* True when the plan yields exactly one row: projections over an aggregate
@@ -867,7 +884,7 @@ static int attach(unnester *u, sql_lop **cur, sql_bexpr *sq, bool top, bool neg,
                                          : SQL_JOINK_SINGLE;
         j = eng_lop_join(ctx, jk, *cur, R, cond);
         if (!j) return -1;
-        if (jk != SQL_JOINK_CROSS) make_nullable(ctx, R);
+        if (jk != SQL_JOINK_CROSS && !make_nullable(u, j, R)) return -1;
         if (p.empty && p.group_key)
             *value = count_bug_case(u, p.group_key, p.empty, sq->subquery.col);
         else
@@ -1055,20 +1072,58 @@ static bool unnest_tree(unnester *u, sql_lop **slot)
         }
         return unnest_inside(u, op->join.cond);
     case SQL_LOP_AGGREGATE:
+        /* Group keys and aggregate arguments are per input row: the joins
+         * go below the aggregate, whose outputs do not change. */
+        for (uint32_t i = 0; i < op->aggregate.ngroups; i++)
+            if (eng_expr_has_subquery(op->aggregate.groups[i].expr) &&
+                !replace_subqueries(u, &op->left, &op->aggregate.groups[i].expr))
+                return false;
         for (uint32_t i = 0; i < op->aggregate.naggs; i++)
-            if (!unnest_inside(u, op->aggregate.aggs[i].arg)) return false;
+            if (eng_expr_has_subquery(op->aggregate.aggs[i].arg) &&
+                !replace_subqueries(u, &op->left, &op->aggregate.aggs[i].arg))
+                return false;
         return true;
-    case SQL_LOP_SORT:
-        for (uint32_t i = 0; i < op->sort.count; i++)
-            if (!unnest_inside(u, op->sort.keys[i].expr)) return false;
+    case SQL_LOP_SORT: {
+        /* Sort keys too; the sort then passes the joined columns on, so a
+         * projection restores its outputs. */
+        bool any = false;
+        for (uint32_t i = 0; i < op->sort.count; i++) {
+            if (!eng_expr_has_subquery(op->sort.keys[i].expr)) continue;
+            if (!replace_subqueries(u, &op->left, &op->sort.keys[i].expr)) return false;
+            any = true;
+        }
+        if (!any) return true;
+        uint32_t norig = op->nout;
+        sql_colid *orig = sql_arena_alloc(u->ctx->arena, (norig + 1) * sizeof(sql_colid));
+        if (!orig) return !(u->oom = true);
+        memcpy(orig, op->out, norig * sizeof(sql_colid));
+        if (!eng_lop_recompute_out(u->ctx, op)) return !(u->oom = true);
+        if (!same_ids(op, orig, norig)) {
+            sql_lop *p = eng_lop_passthrough(u->ctx, op, orig, norig);
+            if (!p) return !(u->oom = true);
+            *slot = p;
+        }
         return true;
+    }
     default:
         return true;
     }
 }
 
-bool eng_opt_unnest(sql_plan_ctx *ctx, sql_lop **root)
+bool eng_opt_unnest(sql_plan_ctx *ctx, sql_lop **root, eng_padded **padded)
 {
-    unnester u = {ctx, false};
-    return unnest_tree(&u, root) && !u.oom;
+    unnester u = {ctx, false, NULL};
+    bool ok = unnest_tree(&u, root) && !u.oom;
+    *padded = u.padded;
+    return ok;
+}
+
+void eng_opt_unpad(sql_plan_ctx *ctx, const eng_padded *padded)
+{
+    for (const eng_padded *p = padded; p; p = p->next) {
+        if (p->join->join.kind != SQL_JOINK_INNER && p->join->join.kind != SQL_JOINK_CROSS)
+            continue;
+        for (uint32_t i = 0; i < p->nids; i++)
+            sql_plan_col(ctx, p->ids[i])->nullable = false;
+    }
 }

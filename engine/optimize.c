@@ -68,6 +68,83 @@ static void clear_estimates(sql_lop *op)
     clear_estimates(op->right);
 }
 
+/* Subqueries that stay (they could not be unnested) still get their
+ * filters pushed, their joins ordered and estimated, and algorithms chosen:
+ * the executor runs them as plans of their own. */
+typedef struct subplans {
+    sql_plan_ctx *ctx;
+    eng_card *card;
+    const eng_opt_settings *s;
+    bool oom;
+} subplans;
+
+static bool optimize_subplans(subplans *w, sql_lop *op);
+
+static sql_walk subplan_fn(sql_bexpr **slot, void *arg)
+{
+    subplans *w = arg;
+    if ((*slot)->kind != SQL_BEXPR_SUBQUERY) return SQL_WALK_CONTINUE;
+    sql_lop **plan = &(*slot)->subquery.plan;
+    bool ok = (w->s->disabled & ENG_OPT_NO_PUSHDOWN) || eng_opt_pushdown(w->ctx, plan);
+    ok = ok && eng_card_add_tree(w->card, *plan);
+    ok = ok && ((w->s->disabled & ENG_OPT_NO_JOINORDER) || eng_opt_joinorder(w->card, plan));
+    if (ok && !(w->s->disabled & ENG_OPT_NO_PRUNE)) {
+        /* The subplan keeps producing what it produced: the expression
+         * reads its columns. */
+        sql_lop *root = *plan;
+        sql_plan sub = {w->ctx, root, root->nout, NULL, NULL};
+        sub.cols = sql_arena_alloc(w->ctx->arena, (root->nout + 1) * sizeof(sql_colid));
+        ok = sub.cols != NULL;
+        if (ok) {
+            memcpy(sub.cols, root->out, root->nout * sizeof(sql_colid));
+            ok = eng_opt_prune(w->ctx, &sub);
+            *plan = sub.root;
+        }
+    }
+    if (ok) {
+        eng_card_estimate(w->card, *plan);
+        eng_opt_choose_physical(w->card, *plan, w->s);
+        ok = optimize_subplans(w, *plan);
+    }
+    if (!ok) w->oom = true;
+    return ok ? SQL_WALK_CONTINUE : SQL_WALK_STOP;
+}
+
+static void walk_expr(subplans *w, sql_bexpr *e)
+{
+    if (e && !w->oom) sql_bexpr_walk(&e, subplan_fn, w);
+}
+
+static bool optimize_subplans(subplans *w, sql_lop *op)
+{
+    if (!op) return true;
+    switch (op->kind) {
+    case SQL_LOP_FILTER:
+        walk_expr(w, op->filter.pred);
+        break;
+    case SQL_LOP_PROJECT:
+        for (uint32_t i = 0; i < op->project.count; i++)
+            walk_expr(w, op->project.items[i].expr);
+        break;
+    case SQL_LOP_JOIN:
+        walk_expr(w, op->join.cond);
+        break;
+    case SQL_LOP_AGGREGATE:
+        for (uint32_t i = 0; i < op->aggregate.ngroups; i++)
+            walk_expr(w, op->aggregate.groups[i].expr);
+        for (uint32_t i = 0; i < op->aggregate.naggs; i++)
+            walk_expr(w, op->aggregate.aggs[i].arg);
+        break;
+    case SQL_LOP_SORT:
+        for (uint32_t i = 0; i < op->sort.count; i++)
+            walk_expr(w, op->sort.keys[i].expr);
+        break;
+    default:
+        break;
+    }
+    return !w->oom && optimize_subplans(w, op->left) && optimize_subplans(w, op->right);
+}
+
 sto_status eng_optimize(sql_plan *plan, const eng_opt_settings *s)
 {
     eng_opt_settings defaults = eng_opt_settings_default();
@@ -75,10 +152,12 @@ sto_status eng_optimize(sql_plan *plan, const eng_opt_settings *s)
     sql_plan_ctx *ctx = plan->ctx;
     sql_arena *arena = ctx->arena;
     if (!(s->disabled & ENG_OPT_NO_FOLD)) eng_opt_fold_plan(ctx, &plan->root);
-    if (!(s->disabled & ENG_OPT_NO_UNNEST) && !eng_opt_unnest(ctx, &plan->root))
+    eng_padded *padded = NULL;
+    if (!(s->disabled & ENG_OPT_NO_UNNEST) && !eng_opt_unnest(ctx, &plan->root, &padded))
         return sto_error_oom();
     if (!(s->disabled & ENG_OPT_NO_PUSHDOWN) && !eng_opt_pushdown(ctx, &plan->root))
         return sto_error_oom();
+    eng_opt_unpad(ctx, padded);
     eng_card card;
     if (!eng_card_init(&card, ctx, plan->root)) return sto_error_oom();
     if (!(s->disabled & ENG_OPT_NO_JOINORDER) && !eng_opt_joinorder(&card, &plan->root))
@@ -88,6 +167,8 @@ sto_status eng_optimize(sql_plan *plan, const eng_opt_settings *s)
     clear_estimates(plan->root);
     eng_card_estimate(&card, plan->root);
     eng_opt_choose_physical(&card, plan->root, s);
+    subplans w = {ctx, &card, s, false};
+    if (!optimize_subplans(&w, plan->root)) return sto_error_oom();
     return sql_arena_failed(arena) ? sto_error_oom() : STO_OK;
 }
 
@@ -119,9 +200,10 @@ static void put(explain_buf *b, const char *s, size_t n)
     b->buf[b->len] = 0;
 }
 
-/* Lines the printer spends on op itself (its own line, continuation lines
- * of multi-line string constants, its subplans): the lines of its subtree
- * minus those of its inputs' subtrees. 0 when memory is short. */
+/* Lines of printed text; subtree_lines prints a tree to count them (the
+ * operator alone, with its inputs cut off, gives its own lines: its line,
+ * continuation lines of multi-line string constants, its subplans). 0 when
+ * memory is short. */
 static size_t count_lines(const char *s)
 {
     size_t n = 0;
@@ -140,80 +222,108 @@ static size_t subtree_lines(const sql_plan_ctx *ctx, const sql_lop *op)
     return n;
 }
 
-typedef struct subplan_lines {
-    const sql_plan_ctx *ctx;
+/* The subplans of op's expressions in the order the printer numbers them
+ * (an ANY's left operand is printed before its subplan). */
+typedef struct subplan_list {
+    const sql_lop *items[64];
     size_t n;
-} subplan_lines;
+    bool overflow;
+} subplan_list;
 
-static sql_walk subplan_lines_fn(sql_bexpr **slot, void *arg)
+static sql_walk collect_fn(sql_bexpr **slot, void *arg);
+
+static void collect_expr(subplan_list *l, sql_bexpr *e)
 {
-    subplan_lines *w = arg;
-    if ((*slot)->kind == SQL_BEXPR_SUBQUERY)
-        w->n += 1 + subtree_lines(w->ctx, (*slot)->subquery.plan); /* "subplan n:" + plan */
-    return SQL_WALK_CONTINUE;
+    if (e) sql_bexpr_walk(&e, collect_fn, l);
 }
 
-static void walk_subplans(subplan_lines *w, sql_bexpr *e)
+static sql_walk collect_fn(sql_bexpr **slot, void *arg)
 {
-    if (e) sql_bexpr_walk(&e, subplan_lines_fn, w);
+    subplan_list *l = arg;
+    if ((*slot)->kind != SQL_BEXPR_SUBQUERY) return SQL_WALK_CONTINUE;
+    collect_expr(l, (*slot)->subquery.left);
+    if (l->n < 64)
+        l->items[l->n++] = (*slot)->subquery.plan;
+    else
+        l->overflow = true;
+    return SQL_WALK_SKIP;
 }
 
-/* Lines of the subplans printed below op's own line. */
-static size_t op_subplan_lines(const sql_plan_ctx *ctx, const sql_lop *op)
+static void op_subplans(const sql_lop *op, subplan_list *l)
 {
-    subplan_lines w = {ctx, 0};
     switch (op->kind) {
     case SQL_LOP_FILTER:
-        walk_subplans(&w, op->filter.pred);
+        collect_expr(l, op->filter.pred);
         break;
     case SQL_LOP_PROJECT:
         for (uint32_t i = 0; i < op->project.count; i++)
-            walk_subplans(&w, op->project.items[i].expr);
+            collect_expr(l, op->project.items[i].expr);
         break;
     case SQL_LOP_JOIN:
-        walk_subplans(&w, op->join.cond);
+        collect_expr(l, op->join.cond);
         break;
     case SQL_LOP_AGGREGATE:
         for (uint32_t i = 0; i < op->aggregate.ngroups; i++)
-            walk_subplans(&w, op->aggregate.groups[i].expr);
+            collect_expr(l, op->aggregate.groups[i].expr);
         for (uint32_t i = 0; i < op->aggregate.naggs; i++)
-            walk_subplans(&w, op->aggregate.aggs[i].arg);
+            collect_expr(l, op->aggregate.aggs[i].arg);
         break;
     case SQL_LOP_SORT:
         for (uint32_t i = 0; i < op->sort.count; i++)
-            walk_subplans(&w, op->sort.keys[i].expr);
+            collect_expr(l, op->sort.keys[i].expr);
+        break;
+    case SQL_LOP_VALUES:
+        for (uint32_t r = 0; r < op->values.nrows; r++)
+            for (uint32_t i = 0; i < op->values.rows[r].count; i++)
+                collect_expr(l, op->values.rows[r].items[i]);
         break;
     default:
         break;
     }
-    return w.n;
 }
 
-static void explain_op(explain_buf *b, const sql_plan_ctx *ctx, const sql_lop *op,
-                       const char **text)
+static void copy_lines(explain_buf *b, const char **text, size_t n, const char *note)
 {
-    size_t own =
-        subtree_lines(ctx, op) - subtree_lines(ctx, op->left) - subtree_lines(ctx, op->right);
-    /* The note goes at the end of the operator's own text, which may span
-     * lines (a string constant with a newline), before its subplans. */
-    size_t subs = op_subplan_lines(ctx, op);
-    size_t last = own > subs ? own - subs - 1 : 0;
-    for (size_t i = 0; i < own && **text; i++) {
+    for (size_t i = 0; i < n && **text; i++) {
         const char *end = strchr(*text, '\n');
         size_t len = end ? (size_t)(end - *text) : strlen(*text);
         put(b, *text, len);
-        if (i == last) {
-            char note[128];
-            int k = snprintf(note, sizeof(note), "  (est %.0f rows", op->est_rows);
-            if (op->kind == SQL_LOP_JOIN && op->phys.algorithm)
-                k += snprintf(note + k, sizeof(note) - (size_t)k, ", %s, build %s",
-                              eng_join_algo_name((eng_join_algo)op->phys.algorithm),
-                              op->phys.build_left ? "left" : "right");
-            snprintf(note + k, sizeof(note) - (size_t)k, ")");
-            put(b, note, strlen(note));
-        }
+        if (note && i + 1 == n) put(b, note, strlen(note));
         put(b, "\n", 1);
         *text += len + (end ? 1 : 0);
+    }
+}
+
+/* Copies op's lines from *text with its estimate at the end of its own
+ * text (which may span lines: a string constant with a newline), then its
+ * subplans' and its inputs' lines, annotated the same way. */
+static void explain_op(explain_buf *b, const sql_plan_ctx *ctx, const sql_lop *op,
+                       const char **text)
+{
+    /* The operator printed without its inputs: its own lines. */
+    sql_lop alone = *op;
+    alone.left = alone.right = NULL;
+    size_t own = subtree_lines(ctx, &alone);
+    subplan_list subs = {.n = 0};
+    op_subplans(op, &subs);
+    size_t sub_lines = 0;
+    for (size_t i = 0; i < subs.n; i++)
+        sub_lines += 1 + subtree_lines(ctx, subs.items[i]);
+    char note[128];
+    int k = snprintf(note, sizeof(note), "  (est %.0f rows", op->est_rows);
+    if (op->kind == SQL_LOP_JOIN && op->phys.algorithm)
+        k += snprintf(note + k, sizeof(note) - (size_t)k, ", %s, build %s",
+                      eng_join_algo_name((eng_join_algo)op->phys.algorithm),
+                      op->phys.build_left ? "left" : "right");
+    snprintf(note + k, sizeof(note) - (size_t)k, ")");
+    if (subs.overflow || sub_lines >= own) {
+        copy_lines(b, text, own, NULL); /* not understood: copied as printed */
+    } else {
+        copy_lines(b, text, own - sub_lines, note);
+        for (size_t i = 0; i < subs.n; i++) {
+            copy_lines(b, text, 1, NULL); /* "subplan n:" */
+            explain_op(b, ctx, subs.items[i], text);
+        }
     }
     if (op->left) explain_op(b, ctx, op->left, text);
     if (op->right) explain_op(b, ctx, op->right, text);

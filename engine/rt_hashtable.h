@@ -19,6 +19,11 @@
  *
  * The same structure, filled single-threaded, is each radix partition's
  * table (rt_radix.h), so generated probe code is the same for both.
+ * Generated code may inline eng_join_ht_lookup: it needs the words at
+ * offsetof(eng_join_ht, dir) and offsetof(eng_join_ht, mask), the tag rule
+ * below and ENG_JOIN_HT_PTR_MASK. Loads need no ordering: every insert has
+ * finished before the first probe (the probe pipeline depends on the
+ * insert pipeline, and the scheduler's hand-over orders memory).
  */
 #ifndef RACKDB_ENGINE_RT_HASHTABLE_H
 #define RACKDB_ENGINE_RT_HASHTABLE_H

@@ -31,7 +31,11 @@ static sto_status side_init(eng_radix_join *rj, eng_radix_side *side, eng_join_m
     STO_TRY(eng_join_mat_spans(mats, n, false, &side->spans, &side->n_spans));
     size_t bytes = side->count * side->stride;
     STO_TRY(eng_mem_alloc(rj->mem, bytes, -1, (void **)&side->out));
-    if (rj->bits2) STO_TRY(eng_mem_alloc(rj->mem, bytes, -1, (void **)&side->tmp));
+    eng_join_advise_huge(side->out, bytes);
+    if (rj->bits2) {
+        STO_TRY(eng_mem_alloc(rj->mem, bytes, -1, (void **)&side->tmp));
+        eng_join_advise_huge(side->tmp, bytes);
+    }
     STO_TRY(eng_mem_alloc_zero(rj->mem, (size_t)rj->slices << rj->bits1 << 3, -1,
                                (void **)&side->hist));
     STO_TRY(
@@ -146,6 +150,15 @@ static void flush(uint8_t *dst, const uint8_t *src, size_t n, bool stream)
     memcpy(dst, src, n);
 }
 
+/* Entries are a few 8-byte words: a word loop beats a memcpy call. */
+static inline void copy_entry(uint8_t *dst, const uint8_t *src, uint32_t stride)
+{
+    uint64_t *d = (uint64_t *)(void *)dst;
+    const uint64_t *s = (const uint64_t *)(const void *)src;
+    for (uint32_t w = 0; w < stride / 8; w++)
+        d[w] = s[w];
+}
+
 static void scatter_visit(void *arg, uint8_t *base, uint64_t lo, uint64_t hi)
 {
     scatter_arg *a = arg;
@@ -157,7 +170,7 @@ static void scatter_visit(void *arg, uint8_t *base, uint64_t lo, uint64_t hi)
             continue;
         }
         uint8_t *buf = a->wc + p * ENG_RADIX_WC_BYTES;
-        memcpy(buf + a->fill[p] * a->stride, e, a->stride);
+        copy_entry(buf + a->fill[p] * a->stride, e, a->stride);
         if (++a->fill[p] == a->per) {
             flush(a->dst + a->pos[p] * a->stride, buf, (size_t)a->per * a->stride, a->stream);
             a->pos[p] += a->per;
@@ -220,7 +233,7 @@ void eng_radix_refine(eng_radix_join *rj, eng_radix_side *side, uint64_t p1)
     for (uint64_t i = begin; i < end; i++) {
         uint8_t *e = side->tmp + i * st;
         uint64_t q = radix_of(((eng_join_entry *)(void *)e)->hash, rj->bits1, rj->bits2);
-        memcpy(side->out + pos[q]++ * st, e, st);
+        copy_entry(side->out + pos[q]++ * st, e, st);
     }
 }
 

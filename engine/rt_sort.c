@@ -1,8 +1,12 @@
 /*
  * rt_sort.c — sorting runs of materialized rows and merging them.
  *
- * A run is sorted as an array of row pointers (rows are wide; moving
- * pointers is cheaper), then the rows are copied once into sorted order.
+ * A run is sorted as an array of (prefix, row pointer) pairs: rows are
+ * wide, and the prefix — the first key mapped to a 64-bit unsigned number
+ * whose order agrees with the key's (NULLs, DESC and all) — decides most
+ * comparisons without touching the row or following a string pointer. Only
+ * equal prefixes fall back to the full comparison. The rows are then copied
+ * once into sorted order.
  */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
@@ -62,32 +66,92 @@ int eng_sort_compare(const eng_sort_spec *s, const uint8_t *a, const uint8_t *b)
     return 0;
 }
 
-static int cmp_ptrs(const void *a, const void *b, void *arg)
+typedef struct sort_ref {
+    uint64_t prefix;
+    const uint8_t *row;
+} sort_ref;
+
+/* An order-preserving 64-bit image of the first key of a row: a < b implies
+ * prefix(a) <= prefix(b). */
+static uint64_t key_prefix(const eng_sort_spec *s, const uint8_t *row)
 {
-    return eng_sort_compare(arg, *(const uint8_t *const *)a, *(const uint8_t *const *)b);
+    const eng_sort_key *k = &s->keys[0];
+    if (row[cg_row_null_offset(s->ncols, k->slot)]) return k->nulls_first ? 0 : UINT64_MAX;
+    const uint8_t *p = row + k->slot * CG_ROW_SLOT;
+    uint64_t v;
+    switch (k->type.id) {
+    case STO_TYPE_CHAR:
+    case STO_TYPE_VARCHAR: {
+        const sto_str *str = (const sto_str *)p;
+        const unsigned char *d = (const unsigned char *)sto_str_data(str);
+        v = 0;
+        for (uint32_t i = 0; i < 8; i++)
+            v = (v << 8) | (i < str->len ? d[i] : 0);
+        break;
+    }
+    case STO_TYPE_DOUBLE: {
+        double x;
+        memcpy(&x, p, 8);
+        if (isnan(x)) x = NAN;
+        if (x == 0) x = 0; /* -0.0 */
+        memcpy(&v, &x, 8);
+        v = (v >> 63) ? ~v : v ^ ((uint64_t)1 << 63);
+        break;
+    }
+    case STO_TYPE_BOOLEAN:
+        v = *p;
+        break;
+    case STO_TYPE_INTEGER:
+    case STO_TYPE_DATE: {
+        int32_t x;
+        memcpy(&x, p, 4);
+        v = (uint64_t)(int64_t)x ^ ((uint64_t)1 << 63);
+        break;
+    }
+    default: {
+        int64_t x;
+        memcpy(&x, p, 8);
+        v = (uint64_t)x ^ ((uint64_t)1 << 63);
+        break;
+    }
+    }
+    /* Keep the ends free for NULLs, so a value never passes a NULL. */
+    if (k->desc) v = ~v;
+    if (v == 0 && k->nulls_first) v = 1;
+    if (v == UINT64_MAX && !k->nulls_first) v = UINT64_MAX - 1;
+    return v;
+}
+
+static int cmp_refs(const void *a, const void *b, void *arg)
+{
+    const sort_ref *x = a, *y = b;
+    if (x->prefix != y->prefix) return x->prefix < y->prefix ? -1 : 1;
+    return eng_sort_compare(arg, x->row, y->row);
 }
 
 sto_status eng_sort_run(const eng_sort_spec *s, eng_rows_sink *run, uint64_t keep)
 {
     uint64_t n = run->rows;
     if (n < 2) return STO_OK;
-    const uint8_t **ptrs = malloc(n * sizeof(*ptrs));
-    if (!ptrs) return sto_error_oom();
-    for (uint64_t i = 0; i < n; i++)
-        ptrs[i] = run->data + i * run->row_bytes;
-    qsort_r(ptrs, n, sizeof(*ptrs), cmp_ptrs, (void *)s);
+    sort_ref *refs = malloc(n * sizeof(*refs));
+    if (!refs) return sto_error_oom();
+    for (uint64_t i = 0; i < n; i++) {
+        refs[i].row = run->data + i * run->row_bytes;
+        refs[i].prefix = s->nkeys ? key_prefix(s, refs[i].row) : 0;
+    }
+    qsort_r(refs, n, sizeof(*refs), cmp_refs, (void *)s);
     if (keep > n) keep = n;
     uint8_t *data = NULL;
     eng_rt_mem m = {run->mem.mem, NULL, -1};
     sto_status st = eng_rt_alloc(&m, keep * run->row_bytes, (void **)&data);
     if (!st) {
         for (uint64_t i = 0; i < keep; i++)
-            memcpy(data + i * run->row_bytes, ptrs[i], run->row_bytes);
+            memcpy(data + i * run->row_bytes, refs[i].row, run->row_bytes);
         eng_rt_free(&m, run->data, run->cap * run->row_bytes);
         run->data = data;
         run->rows = run->cap = keep;
     }
-    free(ptrs);
+    free(refs);
     return st;
 }
 

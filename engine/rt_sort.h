@@ -6,8 +6,11 @@
  * codegen/pipeline.h. Finalize sorts each worker's rows on its own (in
  * parallel, one worker's run per finalize partition), keeping only the first
  * `keep` rows of each run when a LIMIT follows (top-k: no row beyond the
- * k-th of its run can be among the first k overall). The runs are then
- * merged into one ordered rowset, stopping after the rows the LIMIT keeps.
+ * k-th of its run can be among the first k overall). With a LIMIT the same
+ * cut is also made while the run fills, whenever its buffer is full (the
+ * row sink's compact hook), so a top-k holds O(k) rows per worker. The runs
+ * are then merged into one ordered rowset, stopping after the rows the
+ * LIMIT keeps.
  *
  * Order: keys compare as ORDER BY says (cg_compare_vals' rules: NULLs
  * first or last as asked, DESC reverses non-NULL values, strings by bytes,

@@ -41,7 +41,7 @@ rackdb_pid=
 pg_datadir=
 cleanup() {
 	[[ -z $rackdb_pid ]] || { kill -TERM "$rackdb_pid" 2>/dev/null; wait "$rackdb_pid" 2>/dev/null || true; }
-	[[ -z $pg_datadir ]] || "$here/../pg/stop.sh" --datadir "$pg_datadir" >/dev/null 2>&1 || true
+	[[ -z $pg_datadir ]] || "$here/../pg/stop.sh" --datadir "$pg_datadir" --remove >/dev/null 2>&1 || true
 	rm -rf "$work"
 }
 trap cleanup EXIT

@@ -68,8 +68,13 @@ int main(int argc, char **argv)
     for (int r = 0; r < reps; r++) {
         double t0 = now_s();
         for (int t = 0; t < threads; t++) {
-            sh[t] = (share){q, p, d, date, rows * (size_t)t / (size_t)threads,
-                            rows * (size_t)(t + 1) / (size_t)threads, 0};
+            sh[t] = (share){q,
+                            p,
+                            d,
+                            date,
+                            rows * (size_t)t / (size_t)threads,
+                            rows * (size_t)(t + 1) / (size_t)threads,
+                            0};
             pthread_create(&tid[t], NULL, read_share, &sh[t]);
         }
         check = 0;

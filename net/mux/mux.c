@@ -26,6 +26,7 @@
  * no socket closes while its peer still talks to it.
  */
 #include "net/mux/mux.h"
+#include "net/mux/exchange.h"
 #include "net/mux/schedule.h"
 #include "net/mux/spsc.h"
 #include "net/mux/transport.h"
@@ -63,24 +64,6 @@ typedef struct sendq {
     size_t cap, head, count;
 } sendq;
 
-typedef struct node_queue {
-    pthread_mutex_t lock;
-    mux_msg *head, *tail;
-} node_queue;
-
-typedef struct mux_exchange {
-    uint32_t id;
-    bool opened;
-    int producers, done; /* under xlock */
-    node_queue *q;       /* one per NUMA node */
-    atomic_long pending; /* messages in q */
-    atomic_int lasts;    /* servers whose last frame arrived */
-    uint8_t *last_from;  /* per server, mux thread only */
-    pthread_mutex_t wlock;
-    pthread_cond_t wcond;
-    struct mux_exchange *next;
-} mux_exchange;
-
 typedef struct peer_state {
     bool up, bye;
     int credits;     /* data frames we may still send to it */
@@ -103,8 +86,7 @@ struct mux_ctx {
     atomic_int sleeping;
     atomic_bool stopping;
 
-    pthread_mutex_t xlock;
-    mux_exchange *exchanges;
+    mux_xset *exchanges;
 
     pthread_mutex_t flock;
     sto_status failure;
@@ -176,13 +158,7 @@ static void fail(mux_ctx *x, sto_status st)
     sto_status_free(st);
     for (int k = 0; k < x->nnodes; k++)
         mux_pool_interrupt(x->send_pools[k]);
-    pthread_mutex_lock(&x->xlock);
-    for (mux_exchange *e = x->exchanges; e; e = e->next) {
-        pthread_mutex_lock(&e->wlock);
-        pthread_cond_broadcast(&e->wcond);
-        pthread_mutex_unlock(&e->wlock);
-    }
-    pthread_mutex_unlock(&x->xlock);
+    if (x->exchanges) mux_xset_wake_all(x->exchanges);
     if (x->t && atomic_exchange(&x->sleeping, 0)) x->t->ops->wake(x->t);
 }
 
@@ -207,67 +183,6 @@ static const mux_endpoint *ep_of(mux_ctx *x, int rank)
 
 /* ---- exchanges ----------------------------------------------------------- */
 
-static void exchange_free(mux_ctx *x, mux_exchange *e)
-{
-    for (int k = 0; k < x->nnodes; k++) {
-        for (mux_msg *m = e->q[k].head, *next; m; m = next) {
-            next = m->next;
-            mux_msg_release(m);
-        }
-        pthread_mutex_destroy(&e->q[k].lock);
-    }
-    pthread_mutex_destroy(&e->wlock);
-    pthread_cond_destroy(&e->wcond);
-    free(e->q);
-    free(e->last_from);
-    free(e);
-}
-
-/* Finds or creates an exchange; caller holds xlock. NULL if out of memory. */
-static mux_exchange *exchange_get_locked(mux_ctx *x, uint32_t id)
-{
-    for (mux_exchange *e = x->exchanges; e; e = e->next)
-        if (e->id == id) return e;
-    mux_exchange *e = calloc(1, sizeof *e);
-    if (!e) return NULL;
-    e->q = calloc((size_t)x->nnodes, sizeof *e->q);
-    e->last_from = calloc((size_t)x->n, 1);
-    if (!e->q || !e->last_from) {
-        free(e->q);
-        free(e->last_from);
-        free(e);
-        return NULL;
-    }
-    e->id = id;
-    e->producers = x->cfg.workers;
-    for (int k = 0; k < x->nnodes; k++)
-        pthread_mutex_init(&e->q[k].lock, NULL);
-    pthread_mutex_init(&e->wlock, NULL);
-    pthread_condattr_t ca;
-    pthread_condattr_init(&ca);
-    pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
-    pthread_cond_init(&e->wcond, &ca);
-    pthread_condattr_destroy(&ca);
-    e->next = x->exchanges;
-    x->exchanges = e;
-    return e;
-}
-
-static mux_exchange *exchange_get(mux_ctx *x, uint32_t id)
-{
-    pthread_mutex_lock(&x->xlock);
-    mux_exchange *e = exchange_get_locked(x, id);
-    pthread_mutex_unlock(&x->xlock);
-    return e;
-}
-
-static void exchange_signal(mux_exchange *e)
-{
-    pthread_mutex_lock(&e->wlock);
-    pthread_cond_broadcast(&e->wcond);
-    pthread_mutex_unlock(&e->wlock);
-}
-
 static int node_of(mux_ctx *x, mux_msg *m)
 {
     for (int k = 0; k < x->nnodes; k++)
@@ -275,34 +190,13 @@ static int node_of(mux_ctx *x, mux_msg *m)
     return 0;
 }
 
-/* Queues a received (or local) message for the workers. */
-static void exchange_push(mux_ctx *x, mux_exchange *e, mux_msg *m)
-{
-    node_queue *q = &e->q[node_of(x, m)];
-    m->next = NULL;
-    pthread_mutex_lock(&q->lock);
-    if (q->tail)
-        q->tail->next = m;
-    else
-        q->head = m;
-    q->tail = m;
-    pthread_mutex_unlock(&q->lock);
-    atomic_fetch_add(&e->pending, 1);
-    exchange_signal(e);
-}
-
 /* Server `from` has sent its last message of the exchange. */
-static void exchange_mark_last(mux_ctx *x, mux_exchange *e, int from)
+static void mark_last(mux_ctx *x, mux_xq *q, int from)
 {
-    if (e->last_from[from]) {
+    if (!mux_xq_mark_last(q, from))
         mux_logf(x->cfg.log, x->cfg.log_arg,
                  "mux[%d]: duplicate last message from server %d for exchange %u ignored", x->rank,
-                 from, e->id);
-        return;
-    }
-    e->last_from[from] = 1;
-    atomic_fetch_add(&e->lasts, 1);
-    exchange_signal(e);
+                 from, mux_xq_id(q));
 }
 
 sto_status mux_exchange_open(mux_ctx *x, uint32_t id, int producers)
@@ -310,33 +204,12 @@ sto_status mux_exchange_open(mux_ctx *x, uint32_t id, int producers)
     if (producers < 0 || producers > x->cfg.workers)
         return sto_error(STO_INVALID_PARAMETER_VALUE, "exchange %u: %d producers of %d workers", id,
                          producers, x->cfg.workers);
-    pthread_mutex_lock(&x->xlock);
-    mux_exchange *e = exchange_get_locked(x, id);
-    sto_status st = STO_OK;
-    if (!e)
-        st = sto_error_oom();
-    else if (e->opened)
-        st = sto_error(STO_INVALID_PARAMETER_VALUE, "exchange %u is already open", id);
-    else {
-        e->opened = true;
-        e->producers = producers ? producers : x->cfg.workers;
-    }
-    pthread_mutex_unlock(&x->xlock);
-    return st;
+    return mux_xset_open(x->exchanges, id, producers ? producers : x->cfg.workers);
 }
 
 void mux_exchange_close(mux_ctx *x, uint32_t id)
 {
-    pthread_mutex_lock(&x->xlock);
-    for (mux_exchange **pp = &x->exchanges; *pp; pp = &(*pp)->next) {
-        if ((*pp)->id != id) continue;
-        mux_exchange *e = *pp;
-        *pp = e->next;
-        pthread_mutex_unlock(&x->xlock);
-        exchange_free(x, e);
-        return;
-    }
-    pthread_mutex_unlock(&x->xlock);
+    mux_xset_close(x->exchanges, id);
 }
 
 /* ---- worker side ----------------------------------------------------------- */
@@ -408,57 +281,16 @@ sto_status mux_exchange_done(mux_ctx *x, int worker, uint32_t id)
     return submit(x, worker, &s);
 }
 
-static mux_msg *pop_node(node_queue *q)
-{
-    pthread_mutex_lock(&q->lock);
-    mux_msg *m = q->head;
-    if (m) {
-        q->head = m->next;
-        if (!q->head) q->tail = NULL;
-        m->next = NULL;
-    }
-    pthread_mutex_unlock(&q->lock);
-    return m;
-}
-
 sto_status mux_recv(mux_ctx *x, int worker, uint32_t id, mux_msg **out)
 {
     *out = NULL;
     if (worker < 0 || worker >= x->cfg.workers)
         return sto_error(STO_INVALID_PARAMETER_VALUE, "worker %d of %d", worker, x->cfg.workers);
-    mux_exchange *e = exchange_get(x, id);
-    if (!e) return sto_error_oom();
-    int home = worker_node(x, worker);
+    mux_xq *q = mux_xset_get(x->exchanges, id);
+    if (!q) return sto_error_oom();
     for (;;) {
         if (atomic_load(&x->failed)) return mux_error(x);
-        /* Own node first, then steal. Read `lasts` before `pending`: the
-         * last frame of a server is counted after its data was queued. */
-        int lasts = atomic_load(&e->lasts);
-        if (atomic_load(&e->pending) > 0) {
-            for (int i = 0; i < x->nnodes; i++) {
-                mux_msg *m = pop_node(&e->q[(home + i) % x->nnodes]);
-                if (m) {
-                    atomic_fetch_sub(&e->pending, 1);
-                    *out = m;
-                    return STO_OK;
-                }
-            }
-            continue; /* another worker took it between the check and the pop */
-        }
-        if (lasts == x->n) return STO_OK;
-        pthread_mutex_lock(&e->wlock);
-        if (atomic_load(&e->pending) == 0 && atomic_load(&e->lasts) < x->n &&
-            !atomic_load(&x->failed)) {
-            struct timespec until;
-            clock_gettime(CLOCK_MONOTONIC, &until);
-            until.tv_nsec += 100 * 1000000L;
-            if (until.tv_nsec >= 1000000000L) {
-                until.tv_sec++;
-                until.tv_nsec -= 1000000000L;
-            }
-            pthread_cond_timedwait(&e->wcond, &e->wlock, &until);
-        }
-        pthread_mutex_unlock(&e->wlock);
+        if (mux_xq_take(q, worker_node(x, worker), 100, &x->failed, out) >= 0) return STO_OK;
     }
 }
 
@@ -527,18 +359,16 @@ static void queue_for(mux_ctx *x, int dest, qent e)
 static void handle_submission(mux_ctx *x, submission *s)
 {
     if (s->kind == SUB_DONE) {
-        pthread_mutex_lock(&x->xlock);
-        mux_exchange *e = exchange_get_locked(x, s->exchange);
-        bool all = e && ++e->done == e->producers;
-        pthread_mutex_unlock(&x->xlock);
-        if (!e) {
+        bool all;
+        mux_xq *q = mux_xset_producer_done(x->exchanges, s->exchange, &all);
+        if (!q) {
             fail(x, sto_error_oom());
             return;
         }
         if (!all) return;
         for (int d = 0; d < x->n; d++)
             if (d != x->rank) queue_for(x, d, (qent){.exchange = s->exchange, .last = true});
-        exchange_mark_last(x, e, x->rank);
+        mark_last(x, q, x->rank);
         return;
     }
     mux_msg *m = s->m;
@@ -562,13 +392,13 @@ static void handle_submission(mux_ctx *x, submission *s)
             queue_for(x, d, (qent){.m = m, .exchange = s->exchange});
             continue;
         }
-        mux_exchange *e = exchange_get(x, s->exchange);
-        if (!e) {
+        mux_xq *q = mux_xset_get(x->exchanges, s->exchange);
+        if (!q) {
             mux_msg_release(m);
             fail(x, sto_error_oom());
             continue;
         }
-        exchange_push(x, e, m);
+        mux_xq_push(q, node_of(x, m), m);
     }
 }
 
@@ -789,14 +619,14 @@ static void cb_rx_frame(void *arg, int peer, const mux_wire_hdr *h, mux_msg *m, 
             x->stats.bytes_recv += h->len;
             pthread_mutex_unlock(&x->slock);
         }
-        mux_exchange *e = exchange_get(x, h->exchange);
-        if (!e) {
+        mux_xq *q = mux_xset_get(x->exchanges, h->exchange);
+        if (!q) {
             if (m) mux_msg_release(m);
             fail(x, sto_error_oom());
             return;
         }
-        if (m) exchange_push(x, e, m);
-        if (h->flags & MUX_FLAG_LAST) exchange_mark_last(x, e, peer);
+        if (m) mux_xq_push(q, node_of(x, m), m);
+        if (h->flags & MUX_FLAG_LAST) mark_last(x, q, peer);
         return;
     }
     case MUX_FRAME_SYNC:
@@ -997,7 +827,6 @@ sto_status mux_create(const mux_config *cfg, mux_ctx **out)
     x->nnodes = cfg->numa_nodes > 0 ? cfg->numa_nodes : real_nodes;
     if (x->nnodes > 64) x->nnodes = 64;
     x->phase = 1;
-    pthread_mutex_init(&x->xlock, NULL);
     pthread_mutex_init(&x->flock, NULL);
     pthread_mutex_init(&x->slock, NULL);
     sto_status st = STO_OK;
@@ -1019,6 +848,7 @@ sto_status mux_create(const mux_config *cfg, mux_ctx **out)
         if (!st) st = mux_pool_create(recv_per_node, cfg->msg_size, node, &x->recv_pools[k]);
         if (!st) mux_pool_set_hook(x->recv_pools[k], on_recv_release, x);
     }
+    if (!st) st = mux_xset_create(x->n, x->nnodes, cfg->workers, &x->exchanges);
     size_t subcap = cfg->pool_msgs * (size_t)x->nnodes + 64;
     for (int w = 0; w < cfg->workers && !st; w++)
         st = mux_spsc_create(subcap, sizeof(submission), &x->subq[w]);
@@ -1069,11 +899,8 @@ void mux_destroy(mux_ctx *x)
             if (s.m) mux_msg_release(s.m);
         mux_spsc_destroy(x->subq[w]);
     }
-    while (x->exchanges) {
-        mux_exchange *e = x->exchanges;
-        x->exchanges = e->next;
-        exchange_free(x, e);
-    }
+    mux_xset_destroy(x->exchanges);
+    x->exchanges = NULL;
     for (int i = 0; x->peers && i < x->n; i++)
         free(x->peers[i].q.e);
     for (int k = 0; k < x->nnodes; k++) {
@@ -1085,7 +912,6 @@ void mux_destroy(mux_ctx *x)
     free(x->subq);
     free(x->peers);
     sto_status_free(x->failure);
-    pthread_mutex_destroy(&x->xlock);
     pthread_mutex_destroy(&x->flock);
     pthread_mutex_destroy(&x->slock);
     free(x);

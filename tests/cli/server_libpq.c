@@ -11,6 +11,7 @@
 #include <netinet/in.h>
 #include <pthread.h>
 #include <signal.h>
+#include <stdatomic.h>
 #include <stdint.h>
 #include <sys/socket.h>
 #include <sys/time.h>
@@ -458,17 +459,21 @@ static void test_malformed(void)
 
 typedef struct canceler {
     PGconn *c;
-    int delay_ms;
+    atomic_bool done;
 } canceler;
 
+/* Sends a cancel request every 300 ms until the statement has returned (a
+ * request that arrives before the statement starts has nothing to cancel). */
 static void *cancel_later(void *arg)
 {
     canceler *k = arg;
-    struct timespec ts = {k->delay_ms / 1000, (k->delay_ms % 1000) * 1000000L};
-    nanosleep(&ts, NULL);
     PGcancel *pc = PQgetCancel(k->c);
-    char err[256];
-    PQcancel(pc, err, sizeof(err));
+    while (!atomic_load(&k->done)) {
+        struct timespec ts = {0, 300000000L};
+        nanosleep(&ts, NULL);
+        char err[256];
+        if (!atomic_load(&k->done)) PQcancel(pc, err, sizeof(err));
+    }
     PQfreeCancel(pc);
     return NULL;
 }
@@ -478,11 +483,12 @@ static void test_cancel(void)
     PGconn *c = conn();
     REQUIRE(PQstatus(c) == CONNECTION_OK);
     CHECK(exec_ok(c, "SET threads = 1"));
-    canceler k = {c, 300};
+    canceler k = {c, false};
     pthread_t t;
     pthread_create(&t, NULL, cancel_later, &k);
-    /* generating SF 1 takes far longer than the delay */
+    /* generating SF 1 on one thread takes far longer than the delay */
     PGresult *r = PQexec(c, "CALL dbgen(sf = 1)");
+    atomic_store(&k.done, true);
     pthread_join(t, NULL);
     CHECK_STREQ(PQresultErrorField(r, PG_DIAG_SQLSTATE), "57014");
     PQclear(r);

@@ -72,6 +72,11 @@ check "\\d lineitem columns" "16" "$(echo "$out" | grep -c ' | .*|.*| not null |
 check "\\d lineitem l_quantity" " l_quantity      | numeric(15,2)         |           | not null | " \
     "$(echo "$out" | grep l_quantity)"
 check "\\d t" " b      | character varying(10) |           |          | " "$(pg -U a -c '\d t' | grep ' b ')"
+pg -U a -c "CREATE VIEW tv AS SELECT a, c FROM t"
+check "\\dv" "public|tv|view|a" "$(pg -At -U a -c '\dv')"
+check "\\d view" " c      | numeric(15,2) |           |          | " "$(pg -U a -c '\d tv' | grep ' c ')"
+check "\\l" "db7|a|UTF8" "$(pg -At -U a -d db7 -c '\l' | cut -d'|' -f1-3)"
+check "\\dn" "public|a" "$(pg -At -U a -c '\dn')"
 check "\\d missing" 'Did not find any relation named "nope".' \
     "$(psql -X -h 127.0.0.1 -p "$PORT" -U a -c '\d nope' 2>&1)"
 

@@ -5,11 +5,13 @@
  * count): filters, projections, every aggregate (DISTINCT too), GROUP BY
  * with one, many and 200K groups, ORDER BY on several keys with NULLS
  * FIRST/LAST, LIMIT/OFFSET and top-k, DISTINCT, VALUES, INSERT ... SELECT,
- * CREATE TABLE AS, run-time errors, memory_limit and EXPLAIN.
+ * CREATE TABLE AS, COPY (query) TO, run-time errors, memory_limit and
+ * EXPLAIN.
  */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "rackdb.h"
 #include "test.h"
@@ -114,26 +116,31 @@ static void test_aggregates(void)
                 "0|1\n10|3");
 }
 
-static void test_many_groups(void)
+/* 200,000 rows 0..199999 in table big, made by doubling with INSERT ...
+ * SELECT (so the engine writes its own test data). */
+static void make_big(void)
 {
-    CHECK_STREQ(Q("CREATE TABLE big AS SELECT 1 AS k"), "SELECT 1");
-    /* 200,000 rows by doubling a table with INSERT ... SELECT. */
     char sql[256];
+    CHECK_STREQ(Q("CREATE TABLE big AS SELECT 1 AS k"), "SELECT 1");
     CHECK_STREQ(Q("DROP TABLE big"), "DROP TABLE");
     CHECK_STREQ(Q("CREATE TABLE big (k BIGINT)"), "CREATE TABLE");
     CHECK_STREQ(Q("INSERT INTO big VALUES (0), (1), (2), (3), (4)"), "INSERT 0 5");
     for (int i = 0; i < 15; i++) {
-        snprintf(sql, sizeof(sql), "INSERT INTO big SELECT k + (SELECT 0) FROM big");
         snprintf(sql, sizeof(sql), "INSERT INTO big SELECT k + %lld FROM big", 5LL << i);
         Q(sql);
     }
     CHECK_STREQ(Q("SELECT count(*), count(DISTINCT k), min(k), max(k) FROM big"),
                 "163840|163840|0|163839");
-    Q("INSERT INTO big SELECT k + 163840 FROM big WHERE k < 36160");
+    CHECK_STREQ(Q("INSERT INTO big SELECT k + 163840 FROM big WHERE k < 36160"), "INSERT 0 36160");
+}
+
+static void test_many_groups(void)
+{
     CHECK_STREQ(Q("SELECT count(*), sum(k) FROM big"), "200000|19999900000");
     CHECK_STREQ(Q("SELECT count(*), sum(c), min(c), max(c) FROM "
                   "(SELECT k, count(*) AS c FROM big GROUP BY k) AS g"),
                 "200000|200000|1|1");
+    CHECK_STREQ(Q("SELECT count(*), count(DISTINCT k % 1000) FROM big"), "200000|1000");
     CHECK_STREQ(Q("SELECT k, count(*) FROM big GROUP BY k ORDER BY k DESC LIMIT 3"),
                 "199999|1\n199998|1\n199997|1");
     CHECK_STREQ(Q("SELECT k FROM big ORDER BY k DESC LIMIT 3 OFFSET 2"), "199997\n199996\n199995");
@@ -141,6 +148,7 @@ static void test_many_groups(void)
     CHECK_STREQ(Q("SELECT count(*) FROM (SELECT k FROM big LIMIT 5 OFFSET 199998) AS l"), "2");
     CHECK_STREQ(Q("SELECT k % 7, count(*) FROM big GROUP BY k % 7 ORDER BY 1"),
                 "0|28572\n1|28572\n2|28572\n3|28571\n4|28571\n5|28571\n6|28571");
+    CHECK_STREQ(Q("SELECT max(k) FROM (SELECT k FROM big ORDER BY k) AS s"), "199999");
 }
 
 static void test_order_limit(void)
@@ -186,6 +194,26 @@ static void test_insert_ctas(void)
     CHECK_STREQ(Q("DROP TABLE t2"), "DROP TABLE");
 }
 
+/* COPY (query) TO: the rows written as CSV, read back with COPY FROM. */
+static void test_copy_query(void)
+{
+    char path[128], sql[512];
+    snprintf(path, sizeof(path), "/tmp/rackdb_test_exec_copy_%d.csv", (int)getpid());
+    snprintf(sql, sizeof(sql),
+             "COPY (SELECT id * 10, g FROM t WHERE id <= 3 ORDER BY id DESC) TO '%s' "
+             "(FORMAT csv)",
+             path);
+    CHECK_STREQ(Q(sql), "COPY 3");
+    CHECK_STREQ(Q("CREATE TABLE back (k INTEGER, g VARCHAR(10))"), "CREATE TABLE");
+    snprintf(sql, sizeof(sql), "COPY back FROM '%s' (FORMAT csv)", path);
+    CHECK_STREQ(Q(sql), "COPY 3");
+    CHECK_STREQ(Q("SELECT k, g FROM back"), "30|a\n20|b\n10|a");
+    CHECK_STREQ(Q("DROP TABLE back"), "DROP TABLE");
+    snprintf(sql, sizeof(sql), "COPY (SELECT 1 / (id - id) FROM t) TO '%s'", path);
+    CHECK_STREQ(Q(sql), "ERROR 22012: division by zero");
+    unlink(path);
+}
+
 static void test_errors(void)
 {
     CHECK_STREQ(Q("SELECT id / (x - 10) FROM t WHERE x IS NOT NULL"),
@@ -213,6 +241,11 @@ static void test_explain(void)
     CHECK(strstr(plan, "SORT") != NULL);
     plan = Q("EXPLAIN ANALYZE SELECT g, sum(x) FROM t WHERE id > 1 GROUP BY g");
     CHECK(strstr(plan, "actual rows in 6, out 4") != NULL);
+    /* per operator: 5 rows pass the filter, 4 groups come out */
+    const char *filter = strstr(plan, "FILTER (id#1 > 1)");
+    CHECK(filter && strstr(filter, "(actual rows 5)") &&
+          strstr(filter, "(actual rows 5)") < strchr(filter, '\n'));
+    CHECK(strstr(plan, "(actual rows in 5, out 4)") != NULL);
     CHECK(strstr(plan, "compile") != NULL);
 }
 
@@ -240,7 +273,9 @@ int main(void)
         RUN(test_order_limit);
         RUN(test_distinct_values);
         RUN(test_insert_ctas);
-        if (i == 0) RUN(test_many_groups);
+        RUN(test_copy_query);
+        if (i == 0) RUN(make_big);
+        RUN(test_many_groups);
         RUN(test_errors);
         RUN(test_explain);
     }

@@ -22,12 +22,11 @@ static opt_catalog cat;
     "  PROJECT r_name#2:CHAR(25), n_name#8:CHAR(25)? = SUBPLAN 1(n_name#5)[outer r_regionkey#1]  " \
     "(est 4 rows)\n"                                                                               \
     "      subplan 1:\n"                                                                           \
-    "        LIMIT 1\n"                                                                            \
-    "          SORT n_name#5 ASC NULLS LAST\n"                                                     \
-    "            PROJECT n_name#5:CHAR(25)\n"                                                      \
-    "              FILTER (n_regionkey#6 = r_regionkey#1)\n"                                       \
-    "                GET nation n_nationkey#4:INTEGER, n_name#5:CHAR(25), n_regionkey#6:INTEGER, " \
-    "n_comment#7:VARCHAR(152)?\n"                                                                  \
+    "        LIMIT 1  (est 1 rows)\n"                                                              \
+    "          SORT n_name#5 ASC NULLS LAST  (est 5 rows)\n"                                       \
+    "            PROJECT n_name#5:CHAR(25)  (est 5 rows)\n"                                        \
+    "              FILTER (n_regionkey#6 = r_regionkey#1)  (est 5 rows)\n"                         \
+    "                GET nation n_name#5:CHAR(25), n_regionkey#6:INTEGER  (est 25 rows)\n"         \
     "    FILTER (r_comment#3 <> 'x\n"                                                              \
     "y')  (est 4 rows)\n"                                                                          \
     "      GET region r_regionkey#1:INTEGER, r_name#2:CHAR(25), r_comment#3:VARCHAR(152)?  (est "  \
@@ -146,6 +145,21 @@ static int count_subqueries(const sql_lop *op)
     if (op->kind == SQL_LOP_PROJECT)
         for (uint32_t i = 0; i < op->project.count; i++) {
             e = op->project.items[i].expr;
+            if (!sql_bexpr_walk(&e, find_subquery, NULL)) n++;
+        }
+    if (op->kind == SQL_LOP_AGGREGATE) {
+        for (uint32_t i = 0; i < op->aggregate.ngroups; i++) {
+            e = op->aggregate.groups[i].expr;
+            if (!sql_bexpr_walk(&e, find_subquery, NULL)) n++;
+        }
+        for (uint32_t i = 0; i < op->aggregate.naggs; i++) {
+            e = op->aggregate.aggs[i].arg;
+            if (e && !sql_bexpr_walk(&e, find_subquery, NULL)) n++;
+        }
+    }
+    if (op->kind == SQL_LOP_SORT)
+        for (uint32_t i = 0; i < op->sort.count; i++) {
+            e = op->sort.keys[i].expr;
             if (!sql_bexpr_walk(&e, find_subquery, NULL)) n++;
         }
     return n + count_subqueries(op->left) + count_subqueries(op->right);
@@ -284,6 +298,8 @@ static void test_scalar_subqueries(void)
     CHECK_EQ_INT(count_subqueries(o.plan->root), 0);
     CHECK_EQ_INT(count_joins(o.plan->root, SQL_JOINK_LEFT), 0);
     check_has(&o, "AGGREGATE GROUP l_partkey#", true);
+    /* The join became inner, so the key is NOT NULL again. */
+    check_has(&o, ":INTEGER AGGS avg", true);
     /* The grouped side is reduced to the parts the outer side has. */
     const sql_lop *sj = find_join(o.plan->root, SQL_JOINK_SEMI);
     REQUIRE(sj != NULL);
@@ -660,6 +676,19 @@ static void test_assorted_queries(void)
          0},
         {"select n1.n_name from nation n1, nation n2, nation n3 where n1.n_nationkey = "
          "n2.n_nationkey + 1 and n2.n_nationkey = n3.n_nationkey and n3.n_name = n1.n_name",
+         0},
+        {"select (select count(*) from region) + 1 as a from nation order by (select count(*) "
+         "from region) + 1",
+         0},
+        {"select n_regionkey, (select max(r_name) from region where r_regionkey = n_regionkey) "
+         "from nation group by n_regionkey, (select max(r_name) from region where r_regionkey = "
+         "n_regionkey)",
+         0},
+        {"select n_name from nation order by (select count(*) from customer where c_nationkey = "
+         "n_nationkey) desc",
+         0},
+        {"select n_regionkey, sum((select count(*) from customer where c_nationkey = "
+         "n_nationkey)) from nation group by n_regionkey",
          0},
         {"select r_name, (select n_name from nation where n_regionkey = r_regionkey order by "
          "n_name limit 1) from region",

@@ -62,6 +62,16 @@ static void inspect(const sql_lop *op, plan_facts *f)
         for (uint32_t i = 0; i < op->project.count; i++)
             f->subqueries += expr_has_subquery(op->project.items[i].expr);
         break;
+    case SQL_LOP_AGGREGATE:
+        for (uint32_t i = 0; i < op->aggregate.ngroups; i++)
+            f->subqueries += expr_has_subquery(op->aggregate.groups[i].expr);
+        for (uint32_t i = 0; i < op->aggregate.naggs; i++)
+            f->subqueries += expr_has_subquery(op->aggregate.aggs[i].arg);
+        break;
+    case SQL_LOP_SORT:
+        for (uint32_t i = 0; i < op->sort.count; i++)
+            f->subqueries += expr_has_subquery(op->sort.keys[i].expr);
+        break;
     case SQL_LOP_JOIN:
         f->joins++;
         f->subqueries += expr_has_subquery(op->join.cond);

@@ -26,12 +26,15 @@ fail() {
     exit 1
 }
 
-# mux_ports N: N distinct TCP ports nobody listens on at 127.0.0.1 (random in
-# 20000..59999, so that concurrent tests rarely pick the same).
+# mux_ports N: N distinct TCP ports nobody listens on at 127.0.0.1, random in
+# 20000..32767: below Linux's ephemeral range (32768..60999), so an outgoing
+# connection elsewhere on the machine cannot take one between our probe and
+# the rank's bind. Another test can still pick the same port: mux_run_all
+# retries a scenario whose bind lost that race.
 mux_ports() {
     local want=$1 got=() p q dup
     while [ ${#got[@]} -lt "$want" ]; do
-        p=$((20000 + (RANDOM * 32768 + RANDOM) % 40000))
+        p=$((20000 + (RANDOM * 32768 + RANDOM) % 12768))
         dup=0
         for q in "${got[@]}"; do [ "$q" = "$p" ] && dup=1; done
         [ $dup = 0 ] || continue
@@ -60,8 +63,22 @@ mux_start() {
 }
 
 # mux_run_all N LABEL ARGS...: runs N ranks to completion; every rank must
-# exit 0 and report its checksum-verified receipt.
+# exit 0 and report its checksum-verified receipt. When a rank could not bind
+# its port because another process took it after mux_ports probed it, the
+# scenario is run again on new ports (up to 3 times); any other failure fails.
 mux_run_all() {
+    local n=$1 label=$2 attempt
+    shift 2
+    for attempt in 1 2 3; do
+        mux_run_once "$n" "$label" "$@" && return 0
+        grep -qs "Address already in use" "$MUX_TMP/$label".*.log || break
+        echo "note: $label lost a port race; retrying on new ports" >&2
+    done
+    fail "$label"
+}
+
+# mux_run_once N LABEL ARGS...: one attempt of mux_run_all; non-zero on failure.
+mux_run_once() {
     local n=$1 label=$2 cluster r pids=() rc=0
     shift 2
     cluster=$(mux_cluster "$n")
@@ -80,7 +97,7 @@ mux_run_all() {
         fi
     done
     MUX_PIDS=()
-    [ $rc = 0 ] || fail "$label"
+    [ $rc = 0 ] || return 1
     echo "ok: $label ($(grep -h '^rank 0 ok' "$MUX_TMP/$label.0.log" | sed 's/^rank 0 ok: //'))"
 }
 
@@ -94,4 +111,17 @@ mux_wait_bounded() {
     done
     kill -0 "$pid" 2>/dev/null && return 124
     wait "$pid"
+}
+
+# mux_wait_connected LOG...: waits (up to 30 s) until every rank's log says
+# it is connected to the whole cluster.
+mux_wait_connected() {
+    local i f ok
+    for ((i = 0; i < 300; i++)); do
+        ok=1
+        for f in "$@"; do grep -q "connected$" "$f" 2>/dev/null || ok=0; done
+        [ $ok = 1 ] && return 0
+        sleep 0.1
+    done
+    fail "ranks did not connect: $*"
 }

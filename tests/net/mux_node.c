@@ -279,6 +279,9 @@ int main(int argc, char **argv)
         mux_cluster_free(&c);
         return 3;
     }
+    /* Fault tests wait for this line in every rank's log before they strike,
+     * so that the fault lands mid-shuffle rather than during setup. */
+    fprintf(stderr, "rank %d connected\n", o.rank);
     uint64_t total = (uint64_t)(o.mb * 1048576.0 / (double)(o.msg_kb * 1024) + 0.5);
     if (total < (uint64_t)o.workers) total = (uint64_t)o.workers;
     nd.msgs_per_worker = (total + (uint64_t)o.workers - 1) / (uint64_t)o.workers;

@@ -21,7 +21,8 @@ fault_run() {
         mux_start "$cluster" "$r" "$MUX_TMP/$sig.$r.log" "${SLOW[@]}"
         pids+=("$MUX_LAST_PID")
     done
-    sleep 0.7
+    mux_wait_connected "$MUX_TMP/$sig".*.log
+    sleep 0.5
     kill -0 "${pids[$victim]}" 2>/dev/null || fail "$sig: victim exited early"
     kill "-$sig" "${pids[$victim]}"
     for ((r = 0; r < n; r++)); do

@@ -169,7 +169,7 @@ typedef struct churn {
 static void *churn_run(void *arg)
 {
     churn *c = arg;
-    for (int i = 0; i < 5000; i++) {
+    for (int i = 0; i < 2000; i++) {
         mux_msg *m = mux_pool_get(c->p, 5000);
         if (!m) {
             atomic_fetch_add(c->errors, 1);

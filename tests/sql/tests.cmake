@@ -1,0 +1,5 @@
+# sql/test_slt runs SQL through the public C API, which lives in the engine
+# library: link it on top of rackdb_sql.
+if(TARGET sql_test_slt)
+  target_link_libraries(sql_test_slt PRIVATE rackdb_engine)
+endif()
