@@ -636,9 +636,18 @@ sto_status cg_x_string_func(cg_x *x, const sql_bexpr *e, cg_val *out)
     LLVMTypeRef ptr = cg_ptr(x->m), i32 = cg_i32(x->m), i64 = cg_i64(x->m);
     LLVMValueRef fn;
     switch (fid) {
-    case SQL_FUNC_LENGTH:
-        out->v = LLVMBuildExtractValue(x->f->b, args[0].v, 0, "");
+    case SQL_FUNC_LENGTH: {
+        /* characters, not bytes; the helper's ASCII check is one pass over
+         * at most a few words for typical strings */
+        LLVMTypeRef params[] = {ptr};
+        STO_TRY(
+            cg_x_helper(x, "cg_rt_char_length", (void *)cg_rt_char_length, i32, params, 1, &fn));
+        LLVMValueRef sv =
+            cg_x_sanitize(x, args[0].v, out->null, LLVMConstNull(cg_type(x->m, STO_TYPE_VARCHAR)));
+        LLVMValueRef a[] = {cg_x_str_spill(x, sv)};
+        out->v = cg_call(x->f, fn, a, 1);
         return STO_OK;
+    }
     case SQL_FUNC_UPPER:
     case SQL_FUNC_LOWER: {
         if (!x->b->strings)

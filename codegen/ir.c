@@ -131,7 +131,8 @@ static void init_types(cg_module *m)
     LLVMTypeRef err_fields[] = {m->i32, m->i32, m->i64, m->ptr};
     LLVMStructSetBody(m->error, err_fields, 4, 0);
 
-#define CG_TYPE_INIT(id, name, ctype, bytes, oid) m->types[STO_TYPE_##id] = CG_LLVM_##ctype(m);
+#define CG_TYPE_INIT(id, name, ctype, bytes, oid, pgname)                                          \
+    m->types[STO_TYPE_##id] = CG_LLVM_##ctype(m);
     STO_TYPE_LIST(CG_TYPE_INIT)
 #undef CG_TYPE_INIT
 
@@ -338,7 +339,7 @@ static LLVMValueRef const_str(const cg_module *m, const sto_str *s)
 LLVMValueRef cg_const_value(const cg_module *m, sto_type_id id, const void *value)
 {
     switch (id) {
-#define CG_CONST_CASE(id, name, ctype, bytes, oid)                                                 \
+#define CG_CONST_CASE(id, name, ctype, bytes, oid, pgname)                                         \
     case STO_TYPE_##id:                                                                            \
         return CG_CONST_##ctype(m, value);
         STO_TYPE_LIST(CG_CONST_CASE)

@@ -17,9 +17,12 @@
  * when the strings made for a morsel are no longer needed. Strings of up to
  * 12 bytes are stored inline and need no arena.
  *
- * Characters are bytes here (TPC-H text is ASCII): SUBSTRING, LENGTH, '_'
- * and UPPER/LOWER count and change single bytes; only casts to CHAR(n) and
- * VARCHAR(n) count UTF-8 characters, as column storage does.
+ * Text is UTF-8 and characters are counted as PostgreSQL counts them in a
+ * UTF8 database: SUBSTRING, LENGTH, LIKE's '_' and casts to CHAR(n)/
+ * VARCHAR(n) work on characters. Each first checks whether the bytes it
+ * looks at are ASCII (8 at a time), where characters are bytes, so ASCII
+ * text (all of TPC-H) pays only that check. UPPER/LOWER change ASCII
+ * letters only.
  */
 #ifndef RACKDB_CODEGEN_RT_H
 #define RACKDB_CODEGEN_RT_H
@@ -66,11 +69,14 @@ uint64_t cg_rt_hash_bytes(const char *p, uint64_t len);
 int32_t cg_rt_like(cg_error *err, const sto_str *s, const sto_str *pattern, const sto_str *escape,
                    int32_t case_insensitive, uint8_t *out);
 
-/* SUBSTRING(s FROM start [FOR count]) with PostgreSQL's rules for starts
- * before 1 and counts past the end (has_count 0: to the end). The result
- * points into s's bytes or is inline. A negative count is an error. */
+/* SUBSTRING(s FROM start [FOR count]) in characters, with PostgreSQL's rules
+ * for starts before 1 and counts past the end (has_count 0: to the end). The
+ * result points into s's bytes or is inline. A negative count is an error. */
 int32_t cg_rt_substr(cg_error *err, const sto_str *s, int64_t start, int64_t count,
                      int32_t has_count, sto_str *out);
+
+/* LENGTH(s): its UTF-8 characters. */
+int32_t cg_rt_char_length(const sto_str *s);
 
 /* a || b. */
 int32_t cg_rt_concat(cg_error *err, cg_rt_strings *arena, const sto_str *a, const sto_str *b,

@@ -175,10 +175,21 @@ static uint8_t fold(uint8_t c, bool ci)
     return ci && c >= 'A' && c <= 'Z' ? (uint8_t)(c - 'A' + 'a') : c;
 }
 
+/* The length of the UTF-8 character whose first byte is c (1 for ASCII and
+ * for bytes that cannot start a character, so malformed text still moves
+ * forward). */
+static inline size_t char_len(uint8_t c)
+{
+    if (c < 0xC0) return 1;
+    return c < 0xE0 ? 2 : c < 0xF0 ? 3 : 4;
+}
+
 /* Matching with one backtrack point: after a '%', a mismatch retries the
- * rest of the pattern one byte further on. That suffices because '%' and
- * '_' have no structure (a later '%' only ever needs the leftmost match of
- * what precedes it). esc < 0: no escape character. */
+ * rest of the pattern one character further on. That suffices because '%'
+ * and '_' have no structure (a later '%' only ever needs the leftmost match
+ * of what precedes it). Literal bytes compare as bytes, which is right for
+ * UTF-8 since every position tried is a character boundary; only '_' and the
+ * retry step need the length of a character. esc < 0: no escape character. */
 static bool like_match(const uint8_t *s, size_t n, const uint8_t *p, size_t m, int esc, bool ci)
 {
     size_t si = 0, pi = 0, star_p = SIZE_MAX, star_s = 0;
@@ -186,7 +197,6 @@ static bool like_match(const uint8_t *s, size_t n, const uint8_t *p, size_t m, i
         if (pi < m) {
             uint8_t c = p[pi];
             size_t step = 1;
-            bool any = false;
             if (esc >= 0 && c == esc) {
                 c = p[pi + 1];
                 step = 2;
@@ -195,9 +205,12 @@ static bool like_match(const uint8_t *s, size_t n, const uint8_t *p, size_t m, i
                 star_s = si;
                 continue;
             } else if (c == '_') {
-                any = true;
+                pi++;
+                si += char_len(s[si]);
+                if (si > n) si = n; /* a cut-off last character */
+                continue;
             }
-            if (any || fold(c, ci) == fold(s[si], ci)) {
+            if (fold(c, ci) == fold(s[si], ci)) {
                 pi += step;
                 si++;
                 continue;
@@ -205,7 +218,9 @@ static bool like_match(const uint8_t *s, size_t n, const uint8_t *p, size_t m, i
         }
         if (star_p == SIZE_MAX) return false;
         pi = star_p;
-        si = ++star_s;
+        star_s += char_len(s[star_s]);
+        if (star_s > n) star_s = n;
+        si = star_s;
     }
     while (pi < m && p[pi] == '%' && !(esc >= 0 && p[pi] == esc))
         pi++;
@@ -240,6 +255,31 @@ int32_t cg_rt_like(cg_error *err, const sto_str *s, const sto_str *pattern, cons
 
 /* --- new strings --------------------------------------------------------------- */
 
+/* The byte offset of 0-based character k in p[0, n), or n when the text has
+ * fewer characters. */
+static uint32_t char_offset(const char *p, uint32_t n, int64_t k)
+{
+    uint32_t i = 0;
+    for (; i < n && k > 0; k--)
+        i += (uint32_t)char_len((uint8_t)p[i]);
+    return i < n ? i : n;
+}
+
+/* 1 when the n bytes at p are all ASCII: 8 bytes per step. */
+static bool all_ascii(const char *p, uint32_t n)
+{
+    uint32_t i = 0;
+    uint64_t acc = 0;
+    for (; i + 8 <= n; i += 8) {
+        uint64_t w;
+        memcpy(&w, p + i, 8);
+        acc |= w;
+    }
+    for (; i < n; i++)
+        acc |= (uint8_t)p[i];
+    return (acc & 0x8080808080808080ull) == 0;
+}
+
 int32_t cg_rt_substr(cg_error *err, const sto_str *s, int64_t start, int64_t count,
                      int32_t has_count, sto_str *out)
 {
@@ -247,16 +287,43 @@ int32_t cg_rt_substr(cg_error *err, const sto_str *s, int64_t start, int64_t cou
         err->detail = sto_error(STO_DATA_EXCEPTION, "negative substring length not allowed");
         return CG_ERR_RUNTIME;
     }
-    /* 1-based [first, end): characters before 1 count against the length */
+    /* 1-based [first, end) in characters: those before 1 count against the
+     * length */
     int64_t first = start < 1 ? 1 : start;
-    int64_t end = has_count ? start + count : INT64_MAX;
-    if (end > (int64_t)s->len + 1) end = (int64_t)s->len + 1;
+    int64_t end = has_count ? (start > INT64_MAX - count ? INT64_MAX : start + count) : INT64_MAX;
     if (first >= end) {
         memset(out, 0, sizeof(*out));
         return CG_ERR_NONE;
     }
-    *out = make_ref(sto_str_data(s) + (first - 1), (uint32_t)(end - first));
+    const char *p = sto_str_data(s);
+    uint32_t n = s->len;
+    /* when the bytes before the end position are ASCII, characters are
+     * bytes up to there (the usual case, and the only one for TPC-H) */
+    uint32_t scan = end - 1 < (int64_t)n ? (uint32_t)(end - 1) : n;
+    uint32_t from, to;
+    if (all_ascii(p, scan)) {
+        from = first - 1 < (int64_t)n ? (uint32_t)(first - 1) : n;
+        to = end - 1 < (int64_t)n ? (uint32_t)(end - 1) : n;
+    } else {
+        from = char_offset(p, n, first - 1);
+        to = from + char_offset(p + from, n - from, end - first);
+    }
+    if (from >= to) {
+        memset(out, 0, sizeof(*out));
+        return CG_ERR_NONE;
+    }
+    *out = make_ref(p + from, to - from);
     return CG_ERR_NONE;
+}
+
+int32_t cg_rt_char_length(const sto_str *s)
+{
+    const char *p = sto_str_data(s);
+    uint32_t n = s->len, cont = 0;
+    if (all_ascii(p, n)) return (int32_t)n;
+    for (uint32_t i = 0; i < n; i++)
+        cont += ((uint8_t)p[i] & 0xC0) == 0x80;
+    return (int32_t)(n - cont);
 }
 
 int32_t cg_rt_concat(cg_error *err, cg_rt_strings *arena, const sto_str *a, const sto_str *b,

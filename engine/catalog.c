@@ -12,7 +12,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <strings.h>
+
+#include "sql/bind.h"
+#include "sql/parse.h"
 
 typedef struct table_entry {
     char *name;
@@ -46,6 +48,9 @@ static void view_clear(eng_view *v)
     for (uint32_t i = 0; i < v->ncols; i++)
         free(v->column_names[i]);
     free(v->column_names);
+    for (uint32_t i = 0; i < v->ndeps; i++)
+        free(v->deps[i]);
+    free(v->deps);
 }
 
 void eng_catalog_free(eng_catalog *c)
@@ -81,16 +86,33 @@ void eng_catalog_unlock(eng_catalog *c)
 static long find_table(const eng_catalog *c, const char *name)
 {
     for (size_t i = 0; i < c->ntables; i++)
-        if (strcasecmp(c->tables[i].name, name) == 0) return (long)i;
+        if (strcmp(c->tables[i].name, name) == 0) return (long)i;
     return -1;
 }
 
 static long find_view(const eng_catalog *c, const char *name)
 {
     for (size_t i = 0; i < c->nviews; i++)
-        if (strcasecmp(c->views[i].name, name) == 0) return (long)i;
+        if (strcmp(c->views[i].name, name) == 0) return (long)i;
     return -1;
 }
+
+static bool view_reads(const eng_view *v, const char *name)
+{
+    for (uint32_t i = 0; i < v->ndeps; i++)
+        if (strcmp(v->deps[i], name) == 0) return true;
+    return false;
+}
+
+/* The first view reading `name`, or -1. */
+static long find_dependent(const eng_catalog *c, const char *name)
+{
+    for (size_t i = 0; i < c->nviews; i++)
+        if (view_reads(&c->views[i], name)) return (long)i;
+    return -1;
+}
+
+static sto_status view_deps(eng_catalog *c, const char *sql, eng_view *v);
 
 static sto_status name_taken(const char *name, int position)
 {
@@ -156,6 +178,7 @@ sto_status eng_catalog_drop_table(eng_catalog *c, const char *name, bool if_exis
         if (if_exists) return STO_OK;
         return sto_error_at(STO_UNDEFINED_TABLE, position, "table \"%s\" does not exist", name);
     }
+    STO_TRY(eng_catalog_check_dependents(c, name, position));
     free(c->tables[i].name);
     sto_table_free(c->tables[i].table);
     memmove(&c->tables[i], &c->tables[i + 1], (c->ntables - (size_t)i - 1) * sizeof(table_entry));
@@ -184,6 +207,11 @@ sto_status eng_catalog_create_view(eng_catalog *c, const char *name, const char 
         view_clear(&v);
         return sto_error_oom();
     }
+    sto_status st = view_deps(c, sql, &v);
+    if (st) {
+        view_clear(&v);
+        return st;
+    }
     c->views[c->nviews++] = v;
     return STO_OK;
 }
@@ -200,10 +228,41 @@ sto_status eng_catalog_drop_view(eng_catalog *c, const char *name, bool if_exist
         if (if_exists) return STO_OK;
         return sto_error_at(STO_UNDEFINED_TABLE, position, "view \"%s\" does not exist", name);
     }
+    STO_TRY(eng_catalog_check_dependents(c, name, position));
     view_clear(&c->views[i]);
     memmove(&c->views[i], &c->views[i + 1], (c->nviews - (size_t)i - 1) * sizeof(eng_view));
     c->nviews--;
     if (dropped) *dropped = true;
+    return STO_OK;
+}
+
+sto_status eng_catalog_check_dependents(const eng_catalog *c, const char *name, int position)
+{
+    if (find_dependent(c, name) < 0) return STO_OK;
+    /* PostgreSQL adds DETAIL (view v depends on table t) and HINT (Use DROP
+     * ... CASCADE); sto_status has only the message. */
+    return sto_error_at(STO_DEPENDENT_OBJECTS_STILL_EXIST, position,
+                        "cannot drop %s %s because other objects depend on it",
+                        find_view(c, name) >= 0 ? "view" : "table", name);
+}
+
+sto_status eng_catalog_drop_dependents(eng_catalog *c, const char *name, uint32_t *ndropped)
+{
+    uint32_t n = 0;
+    long i;
+    while ((i = find_dependent(c, name)) >= 0) {
+        /* Views reading this view go first; the recursion ends because a
+         * view only reads views created before it. */
+        char *vname = strdup(c->views[i].name);
+        if (!vname) return sto_error_oom();
+        uint32_t below = 0;
+        sto_status st = eng_catalog_drop_dependents(c, vname, &below);
+        if (!st) st = eng_catalog_drop_view(c, vname, false, 0, NULL);
+        free(vname);
+        if (st) return st;
+        n += below + 1;
+    }
+    if (ndropped) *ndropped = n;
     return STO_OK;
 }
 
@@ -277,6 +336,74 @@ sql_catalog eng_catalog_iface(eng_catalog *c)
 {
     sql_catalog iface = {c, iface_lookup_table, iface_lookup_view};
     return iface;
+}
+
+/* --- view dependencies ----------------------------------------------------------- */
+
+/* Binding a view's query through this iface records every table and view
+ * the binder finds, including those read through other views. */
+typedef struct dep_recorder {
+    eng_catalog *c;
+    eng_view *v;
+    uint32_t cap;
+    bool oom;
+} dep_recorder;
+
+static void record_dep(dep_recorder *r, const char *name)
+{
+    eng_view *v = r->v;
+    if (r->oom || view_reads(v, name)) return;
+    if (v->ndeps == r->cap) {
+        uint32_t cap = r->cap ? 2 * r->cap : 4;
+        char **d = realloc(v->deps, cap * sizeof(char *));
+        if (!d) {
+            r->oom = true;
+            return;
+        }
+        v->deps = d;
+        r->cap = cap;
+    }
+    char *copy = strdup(name);
+    if (!copy) {
+        r->oom = true;
+        return;
+    }
+    v->deps[v->ndeps++] = copy;
+}
+
+static bool rec_lookup_table(void *ctx, const char *name, sql_table_info *out)
+{
+    dep_recorder *r = ctx;
+    if (!iface_lookup_table(r->c, name, out)) return false;
+    record_dep(r, out->name);
+    return true;
+}
+
+static bool rec_lookup_view(void *ctx, const char *name, sql_view_info *out)
+{
+    dep_recorder *r = ctx;
+    if (!iface_lookup_view(r->c, name, out)) return false;
+    record_dep(r, out->name);
+    return true;
+}
+
+static sto_status view_deps(eng_catalog *c, const char *sql, eng_view *v)
+{
+    dep_recorder r = {c, v, 0, false};
+    sql_catalog iface = {&r, rec_lookup_table, rec_lookup_view};
+    sql_arena *a = sql_arena_create();
+    if (!a) return sto_error_oom();
+    sql_stmt_list *l;
+    sql_plan *plan;
+    sto_status st = sql_parse(a, sql, &l);
+    if (!st && l->count == 1 && l->items[0]->kind == SQL_STMT_SELECT)
+        st = sql_bind_query(a, &iface, l->items[0]->query, &plan);
+    sql_arena_destroy(a);
+    /* A query that does not bind keeps what was found; running out of
+     * memory is an error. */
+    bool oom = r.oom || (st && strcmp(st->sqlstate, STO_OUT_OF_MEMORY) == 0);
+    if (st) sto_status_free(st);
+    return oom ? sto_error_oom() : STO_OK;
 }
 
 /* --- DDL text ------------------------------------------------------------------ */

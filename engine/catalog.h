@@ -6,10 +6,11 @@
  * column names given when it was created. Tables and views share one name
  * space, as in PostgreSQL: a view cannot take a table's name.
  *
- * Names are matched case-insensitively and kept as created (the parser
- * lowercases unquoted identifiers). Errors carry PostgreSQL's SQLSTATEs:
- * 42P07 when a name is taken, 42P01 when a table or view is missing, 42809
- * when DROP TABLE names a view or DROP VIEW a table.
+ * Names are matched exactly, as PostgreSQL does: the parser has already
+ * lowercased unquoted identifiers, and a quoted one keeps its case. Errors
+ * carry PostgreSQL's SQLSTATEs: 42P07 when a name is taken, 42P01 when a
+ * table or view is missing, 42809 when DROP TABLE names a view or DROP VIEW a
+ * table, 2BP01 when a DROP would leave a view reading a missing relation.
  *
  * Locking: a statement that only reads (a query, SHOW, COPY TO) holds the
  * read lock from binding to its last row; DDL, COPY FROM, INSERT and CALL
@@ -35,6 +36,10 @@ typedef struct eng_view {
     char *sql;      /* the query, as written */
     uint32_t ncols; /* CREATE VIEW v (a, b): 2; 0 when not written */
     char **column_names;
+    /* The tables and views its query reads (directly or through other
+     * views), as found when it was created: DROP refuses to orphan it. */
+    uint32_t ndeps;
+    char **deps;
 } eng_view;
 
 sto_status eng_catalog_new(eng_catalog **out);
@@ -55,16 +60,31 @@ sto_status eng_catalog_create_table(eng_catalog *c, const char *name, sto_table 
 sto_status eng_catalog_replace_table(eng_catalog *c, const char *name, sto_table *t, int position);
 
 /* Removes and frees the table. Missing: with if_exists *dropped = false and
- * success, else 42P01. A view of that name: 42809. */
+ * success, else 42P01. A view of that name: 42809. A view reading it:
+ * 2BP01 (RESTRICT; see eng_catalog_drop_dependents for CASCADE). */
 sto_status eng_catalog_drop_table(eng_catalog *c, const char *name, bool if_exists, int position,
                                   bool *dropped);
 
-/* Adds a view (name, query text, optional column names; all copied). */
+/* Adds a view (name, query text, optional column names; all copied). The
+ * query is bound against the catalog to record what the view reads; a query
+ * that no longer binds (a snapshot's view whose table is gone) is stored
+ * with the dependencies found. */
 sto_status eng_catalog_create_view(eng_catalog *c, const char *name, const char *sql,
                                    uint32_t ncols, const char *const *column_names, int position);
 
+/* Like eng_catalog_drop_table, for views: 2BP01 while another view reads
+ * it. */
 sto_status eng_catalog_drop_view(eng_catalog *c, const char *name, bool if_exists, int position,
                                  bool *dropped);
+
+/* 2BP01 "cannot drop <kind> <name> because other objects depend on it" when
+ * a view reads the table or view `name`, else success. DROP calls it before
+ * touching anything (the snapshot on disk included). */
+sto_status eng_catalog_check_dependents(const eng_catalog *c, const char *name, int position);
+
+/* DROP ... CASCADE: drops every view that reads `name`, directly or through
+ * other views (*ndropped counts them; may be NULL). `name` itself stays. */
+sto_status eng_catalog_drop_dependents(eng_catalog *c, const char *name, uint32_t *ndropped);
 
 /* Lookups; NULL when missing. */
 sto_table *eng_catalog_table(const eng_catalog *c, const char *name);

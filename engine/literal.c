@@ -33,31 +33,6 @@ static const char *const_type_name(const eng_const *c)
     }
 }
 
-/* PostgreSQL's name of a column type (in messages). */
-static const char *pg_type_name(sto_type t)
-{
-    switch ((sto_type_id)t.id) {
-    case STO_TYPE_BOOLEAN:
-        return "boolean";
-    case STO_TYPE_INTEGER:
-        return "integer";
-    case STO_TYPE_BIGINT:
-        return "bigint";
-    case STO_TYPE_DECIMAL:
-        return "numeric";
-    case STO_TYPE_DOUBLE:
-        return "double precision";
-    case STO_TYPE_DATE:
-        return "date";
-    case STO_TYPE_CHAR:
-        return "character";
-    case STO_TYPE_VARCHAR:
-        return "character varying";
-    default:
-        return "unknown";
-    }
-}
-
 static sto_status not_constant(const sql_expr *e)
 {
     return sto_error_at(STO_FEATURE_NOT_SUPPORTED, e->pos,
@@ -252,17 +227,17 @@ static sto_status mismatch(const eng_const *c, sto_type t, const char *column)
     if (column)
         return sto_error_at(STO_DATATYPE_MISMATCH, c->pos,
                             "column \"%s\" is of type %s but expression is of type %s", column,
-                            pg_type_name(t), const_type_name(c));
+                            sto_type_pg_name((sto_type_id)t.id), const_type_name(c));
     return sto_error_at(STO_DATATYPE_MISMATCH, c->pos, "cannot cast type %s to %s",
-                        const_type_name(c), pg_type_name(t));
+                        const_type_name(c), sto_type_pg_name((sto_type_id)t.id));
 }
 
 static sto_status invalid_text(const eng_const *c, sto_type t)
 {
     return sto_error_at(t.id == STO_TYPE_DATE ? STO_INVALID_DATETIME_FORMAT
                                               : STO_INVALID_TEXT_REPRESENTATION,
-                        c->pos, "invalid input syntax for type %s: \"%.*s\"", pg_type_name(t),
-                        (int)c->len, c->text);
+                        c->pos, "invalid input syntax for type %s: \"%.*s\"",
+                        sto_type_pg_name((sto_type_id)t.id), (int)c->len, c->text);
 }
 
 static bool parse_bool(const char *s, size_t len, bool *out)

@@ -84,7 +84,7 @@ bool eng_card_add_tree(eng_card *c, const sql_lop *op)
     if (n > c->nstats) {
         eng_colstat *s = sql_arena_alloc(c->ctx->arena, n * sizeof(eng_colstat));
         if (!s) return false;
-        memcpy(s, c->stats, c->nstats * sizeof(eng_colstat));
+        if (c->nstats) memcpy(s, c->stats, c->nstats * sizeof(eng_colstat));
         c->stats = s;
         c->nstats = n;
     }

@@ -169,7 +169,7 @@ static bool project_pass_needed(lift *L, sql_lop *p)
     sql_proj_item *items =
         sql_arena_alloc(ctx->arena, (p->project.count + add) * sizeof(sql_proj_item));
     if (!items) return !(L->u->oom = true);
-    memcpy(items, p->project.items, p->project.count * sizeof(sql_proj_item));
+    if (p->project.count) memcpy(items, p->project.items, p->project.count * sizeof(sql_proj_item));
     for (uint32_t i = 0; i < add; i++) {
         items[p->project.count + i].id = ids[i];
         items[p->project.count + i].expr = sql_bexpr_column(ctx, ids[i], 0);
@@ -461,7 +461,8 @@ static bool magic_push(magic *m, sql_lop **slot)
         sql_proj_item *items =
             sql_arena_alloc(ctx->arena, (op->project.count + m->nf) * sizeof(sql_proj_item));
         if (!items) return !(m->u->oom = true);
-        memcpy(items, op->project.items, op->project.count * sizeof(sql_proj_item));
+        if (op->project.count)
+            memcpy(items, op->project.items, op->project.count * sizeof(sql_proj_item));
         for (uint32_t i = 0; i < m->nf; i++) {
             items[op->project.count + i].id = m->d_ids[i];
             items[op->project.count + i].expr = sql_bexpr_column(ctx, m->d_ids[i], 0);

@@ -365,7 +365,7 @@ bool eng_lop_recompute_out(sql_plan_ctx *ctx, sql_lop *op)
     case SQL_LOP_DISTINCT: {
         const sql_lop *in = op->left;
         if (!set_out(ctx, op, in->nout)) return false;
-        memcpy(op->out, in->out, in->nout * sizeof(sql_colid));
+        if (in->nout) memcpy(op->out, in->out, in->nout * sizeof(sql_colid));
         return true;
     }
     case SQL_LOP_PROJECT:
@@ -388,9 +388,9 @@ bool eng_lop_recompute_out(sql_plan_ctx *ctx, sql_lop *op)
         uint32_t n =
             op->left->nout + (left_only ? 0 : op->right->nout) + (k == SQL_JOINK_MARK ? 1 : 0);
         if (!set_out(ctx, op, n)) return false;
-        memcpy(op->out, op->left->out, op->left->nout * sizeof(sql_colid));
+        if (op->left->nout) memcpy(op->out, op->left->out, op->left->nout * sizeof(sql_colid));
         uint32_t at = op->left->nout;
-        if (!left_only) {
+        if (!left_only && op->right->nout) {
             memcpy(op->out + at, op->right->out, op->right->nout * sizeof(sql_colid));
             at += op->right->nout;
         }

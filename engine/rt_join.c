@@ -12,7 +12,6 @@
 
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
 
 struct eng_join_block {
     eng_join_block *next;
@@ -21,7 +20,6 @@ struct eng_join_block {
 };
 
 #define FIRST_BLOCK_ENTRIES 64u
-#define HUGE_PAGE           ((size_t)2 << 20)
 #define MAX_BLOCK_BYTES     ((uint64_t)4 << 20)
 
 static const char *const kind_names[] = {
@@ -78,7 +76,6 @@ static sto_status add_block(eng_join_mat *m, eng_join_block **head, eng_join_blo
     uint64_t cap = m->next_block;
     eng_join_block *b;
     STO_TRY(eng_rt_alloc(&m->mem, sizeof(*b) + cap * m->stride, (void **)&b));
-    eng_join_advise_huge(b, sizeof(*b) + cap * m->stride);
     b->next = NULL;
     b->count = 0;
     b->cap = cap;
@@ -194,16 +191,4 @@ int32_t eng_join_mat_probe_nulls(cg_error *err, const eng_join_spec *spec,
                 if (rc) return rc;
             }
     return CG_ERR_NONE;
-}
-
-void eng_join_advise_huge(void *p, size_t bytes)
-{
-#ifdef MADV_HUGEPAGE
-    /* Only whole huge pages inside the block; the block's ends stay small. */
-    uintptr_t lo = ((uintptr_t)p + HUGE_PAGE - 1) & ~(uintptr_t)(HUGE_PAGE - 1);
-    uintptr_t hi = ((uintptr_t)p + bytes) & ~(uintptr_t)(HUGE_PAGE - 1);
-    if (bytes >= HUGE_PAGE && lo < hi) madvise((void *)lo, hi - lo, MADV_HUGEPAGE);
-#else
-    (void)p, (void)bytes;
-#endif
 }

@@ -234,12 +234,6 @@ int32_t eng_join_mat_probe_nulls(cg_error *err, const eng_join_spec *spec,
                                  const eng_join_build_info *build, eng_join_mat *const *mats,
                                  unsigned n);
 
-/* Asks for transparent huge pages on a big, not yet touched block from
- * eng_mem_alloc (a no-op below 2 MB or where the kernel says no): join
- * buffers are written once, front to back or scattered, and 4 KB pages
- * cost a fault each and a TLB miss per random probe. */
-void eng_join_advise_huge(void *p, size_t bytes);
-
 /* The 21000 error of a SINGLE join, in err. */
 int32_t eng_join_single_error(cg_error *err);
 

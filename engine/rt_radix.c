@@ -31,11 +31,7 @@ static sto_status side_init(eng_radix_join *rj, eng_radix_side *side, eng_join_m
     STO_TRY(eng_join_mat_spans(mats, n, false, &side->spans, &side->n_spans));
     size_t bytes = side->count * side->stride;
     STO_TRY(eng_mem_alloc(rj->mem, bytes, -1, (void **)&side->out));
-    eng_join_advise_huge(side->out, bytes);
-    if (rj->bits2) {
-        STO_TRY(eng_mem_alloc(rj->mem, bytes, -1, (void **)&side->tmp));
-        eng_join_advise_huge(side->tmp, bytes);
-    }
+    if (rj->bits2) STO_TRY(eng_mem_alloc(rj->mem, bytes, -1, (void **)&side->tmp));
     STO_TRY(eng_mem_alloc_zero(rj->mem, (size_t)rj->slices << rj->bits1 << 3, -1,
                                (void **)&side->hist));
     STO_TRY(

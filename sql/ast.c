@@ -240,13 +240,14 @@ sql_stmt *sql_build_create_table(sql_build *B, const sql_token *t, bool if_not_e
 }
 
 sql_stmt *sql_build_drop(sql_build *B, const sql_token *t, sql_stmt_kind kind, bool if_exists,
-                         const sql_token *name)
+                         const sql_token *name, bool cascade)
 {
     sql_stmt *s = stmt(B, t, kind);
     if (!s) return NULL;
     s->drop.name = ident(B, name);
     s->drop.name_pos = name->pos;
     s->drop.if_exists = if_exists;
+    s->drop.cascade = cascade;
     return s;
 }
 

@@ -445,7 +445,8 @@ struct sql_stmt {
             const char *name;
             int name_pos;
             bool if_exists;
-        } drop; /* DROP TABLE, DROP VIEW */
+            bool cascade; /* CASCADE: dependent views go too */
+        } drop;           /* DROP TABLE, DROP VIEW */
         struct {
             const char *name;
             int name_pos;

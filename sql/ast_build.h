@@ -87,7 +87,7 @@ sql_stmt *sql_build_select_stmt(sql_build *B, sql_query *q);
 sql_stmt *sql_build_create_table(sql_build *B, const sql_token *t, bool if_not_exists,
                                  const sql_token *name, sql_table_def *def, sql_query *q);
 sql_stmt *sql_build_drop(sql_build *B, const sql_token *t, sql_stmt_kind kind, bool if_exists,
-                         const sql_token *name);
+                         const sql_token *name, bool cascade);
 sql_stmt *sql_build_create_view(sql_build *B, const sql_token *t, const sql_token *name,
                                 sql_ident_list *cols, const sql_token *as, sql_query *q);
 sql_stmt *sql_build_insert(sql_build *B, const sql_token *t, const sql_token *table,

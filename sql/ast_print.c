@@ -127,7 +127,7 @@ static void print_exprs(printer *p, const sql_expr_list *l)
 }
 
 static const char *const type_names[] = {
-#define TYPE_NAME(id, name, ctype, bytes, oid) name,
+#define TYPE_NAME(id, name, ctype, bytes, oid, pgname) name,
     STO_TYPE_LIST(TYPE_NAME)
 #undef TYPE_NAME
 };
@@ -545,8 +545,8 @@ static void print_stmt(printer *p, const sql_stmt *s)
         break;
     case SQL_STMT_DROP_TABLE:
     case SQL_STMT_DROP_VIEW:
-        put(p, "(%s %s%s)", s->kind == SQL_STMT_DROP_TABLE ? "drop-table" : "drop-view",
-            s->drop.name, s->drop.if_exists ? " if-exists" : "");
+        put(p, "(%s %s%s%s)", s->kind == SQL_STMT_DROP_TABLE ? "drop-table" : "drop-view",
+            s->drop.name, s->drop.if_exists ? " if-exists" : "", s->drop.cascade ? " cascade" : "");
         break;
     case SQL_STMT_CREATE_VIEW:
         put(p, "(create-view %s", s->create_view.name);

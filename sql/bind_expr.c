@@ -10,7 +10,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <strings.h>
 
 #include "sql/bind_int.h"
 
@@ -79,7 +78,7 @@ const bind_rel *sql_bind_rel_of(const bind_scope *s, sql_colid id, const bind_co
 
 static bool name_eq(const char *a, const char *b)
 {
-    return a && b && strcasecmp(a, b) == 0;
+    return a && b && strcmp(a, b) == 0;
 }
 
 /* Looks name (qualified by table when not NULL) up at one level. Returns

@@ -10,7 +10,6 @@
  */
 #include <stdio.h>
 #include <string.h>
-#include <strings.h>
 
 #include "sql/bind_int.h"
 #include "sql/parse.h"
@@ -47,7 +46,7 @@ sto_status sql_bind_make_rel(binder *b, const char *name, uint32_t ncols, const 
 static const bind_cte *find_cte(const bind_cte *env, const char *name)
 {
     for (; env; env = env->next) {
-        if (strcasecmp(env->def->name, name) == 0) return env;
+        if (strcmp(env->def->name, name) == 0) return env;
     }
     return NULL;
 }
@@ -171,7 +170,7 @@ static bind_col *find_using_col(bind_scope *s, uint32_t first_rel, uint32_t end_
     for (uint32_t r = first_rel; r < end_rel; r++) {
         bind_rel *rel = s->rels[r];
         for (uint32_t c = 0; c < rel->ncols; c++) {
-            if (rel->cols[c].using_hidden || strcasecmp(rel->cols[c].name, name) != 0) continue;
+            if (rel->cols[c].using_hidden || strcmp(rel->cols[c].name, name) != 0) continue;
             if (found) {
                 *st = sto_error_at(STO_AMBIGUOUS_COLUMN, pos,
                                    "common column name \"%s\" appears more than once", name);

@@ -10,7 +10,6 @@
  */
 #include <stdio.h>
 #include <string.h>
-#include <strings.h>
 
 #include "sql/bind_int.h"
 
@@ -76,7 +75,7 @@ sto_status sql_bind_order_output(const sql_expr *e, uint32_t n, const char *cons
     }
     if (e->kind != SQL_EXPR_COLUMN || e->column.table) return STO_OK;
     for (uint32_t i = 0; i < n; i++) {
-        if (strcasecmp(names[i], e->column.name) != 0) continue;
+        if (strcmp(names[i], e->column.name) != 0) continue;
         if (*out >= 0) {
             /* Two outputs of one name are ambiguous unless they are the
              * same expression (select a, a ... order by a). */

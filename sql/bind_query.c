@@ -9,7 +9,6 @@
  */
 #include <stdio.h>
 #include <string.h>
-#include <strings.h>
 
 #include "sql/bind_int.h"
 
@@ -170,7 +169,7 @@ sto_status sql_bind_level(binder *b, bind_scope *parent, bool parent_hidden, bin
     for (int i = 0; i < q->with.count; i++) {
         const sql_cte *def = q->with.items[i];
         for (int k = 0; k < i; k++) {
-            if (strcasecmp(q->with.items[k]->name, def->name) == 0)
+            if (strcmp(q->with.items[k]->name, def->name) == 0)
                 return sto_error_at(STO_DUPLICATE_TABLE, def->pos,
                                     "WITH query name \"%s\" specified more than once", def->name);
         }

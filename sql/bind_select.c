@@ -16,7 +16,6 @@
  */
 #include <stdio.h>
 #include <string.h>
-#include <strings.h>
 
 #include "sql/bind_int.h"
 
@@ -122,7 +121,7 @@ static sto_status expand_star(binder *b, bind_scope *s, const sql_expr *e, bind_
     bool found = false;
     for (uint32_t r = 0; r < s->nrels; r++) {
         const bind_rel *rel = s->rels[r];
-        if (e->star.table && !(rel->name && strcasecmp(rel->name, e->star.table) == 0)) continue;
+        if (e->star.table && !(rel->name && strcmp(rel->name, e->star.table) == 0)) continue;
         found = true;
         for (uint32_t c = 0; c < rel->ncols; c++) {
             if (!e->star.table && rel->cols[c].using_hidden) continue;
@@ -167,12 +166,12 @@ static sto_status resolve_group_item(bind_scope *s, const sql_query *q, const sq
     for (uint32_t r = 0; r < s->nrels; r++) {
         const bind_rel *rel = s->rels[r];
         for (uint32_t c = 0; c < rel->ncols; c++) {
-            if (strcasecmp(rel->cols[c].name, e->column.name) == 0) return STO_OK;
+            if (strcmp(rel->cols[c].name, e->column.name) == 0) return STO_OK;
         }
     }
     for (int i = 0; i < q->select.count; i++) {
         const sql_select_item *it = q->select.items[i];
-        if (it->alias && strcasecmp(it->alias, e->column.name) == 0) {
+        if (it->alias && strcmp(it->alias, e->column.name) == 0) {
             *out = it->expr;
             return STO_OK;
         }

@@ -9,8 +9,8 @@
  * catalog and stays valid while the statement holds the catalog's read lock,
  * i.e. for the whole bind/plan/execute of one statement.
  *
- * Names are compared case-insensitively; the parser has already lowercased
- * unquoted identifiers.
+ * Names are compared exactly (PostgreSQL's rule); the parser has already
+ * lowercased unquoted identifiers and kept quoted ones as written.
  */
 #ifndef RACKDB_SQL_CATALOG_IFACE_H
 #define RACKDB_SQL_CATALOG_IFACE_H

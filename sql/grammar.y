@@ -51,7 +51,7 @@
     DATE INTERVAL EXTRACT SUBSTRING
     COPY CALL EXPLAIN ANALYZE SET SHOW
     BEGIN COMMIT ROLLBACK TRANSACTION WORK START STDIN STDOUT
-    INSERT DROP.
+    INSERT DROP CASCADE RESTRICT.
 
 %left UNION EXCEPT.
 %left INTERSECT.
@@ -406,12 +406,19 @@ cmd(A) ::= CREATE(T) TABLE opt_if_not_exists(E) ID(N) LP table_elems(L) RP.
     { A = sql_build_create_table(B, &T, E, &N, L, NULL); }
 cmd(A) ::= CREATE(T) TABLE opt_if_not_exists(E) ID(N) AS select_stmt(Q).
     { A = sql_build_create_table(B, &T, E, &N, NULL, Q); }
-cmd(A) ::= DROP(T) TABLE opt_if_exists(E) ID(N).
-    { A = sql_build_drop(B, &T, SQL_STMT_DROP_TABLE, E, &N); }
+cmd(A) ::= DROP(T) TABLE opt_if_exists(E) ID(N) opt_drop_behavior(C).
+    { A = sql_build_drop(B, &T, SQL_STMT_DROP_TABLE, E, &N, C); }
 cmd(A) ::= CREATE(T) VIEW ID(N) opt_name_list(C) AS(S) select_stmt(Q).
     { A = sql_build_create_view(B, &T, &N, C, &S, Q); }
-cmd(A) ::= DROP(T) VIEW opt_if_exists(E) ID(N).
-    { A = sql_build_drop(B, &T, SQL_STMT_DROP_VIEW, E, &N); }
+cmd(A) ::= DROP(T) VIEW opt_if_exists(E) ID(N) opt_drop_behavior(C).
+    { A = sql_build_drop(B, &T, SQL_STMT_DROP_VIEW, E, &N, C); }
+
+/* CASCADE also drops the views that depend on the object; RESTRICT (the
+ * default) refuses while any exist. */
+%type opt_drop_behavior {bool}
+opt_drop_behavior(A) ::= .                    { A = false; }
+opt_drop_behavior(A) ::= CASCADE.             { A = true; }
+opt_drop_behavior(A) ::= RESTRICT.            { A = false; }
 
 %type opt_if_not_exists {bool}
 opt_if_not_exists(A) ::= .                    { A = false; }

@@ -267,9 +267,9 @@ sql_lop *sql_lop_new(sql_plan_ctx *ctx, sql_lop_kind kind, sql_lop *left, sql_lo
     op->left = left;
     op->right = right;
     op->nout = nout;
-    if (nout) {
-        op->out = sql_arena_alloc(ctx->arena, nout * sizeof(*op->out));
-        if (!op->out) return NULL;
-    }
+    /* Never NULL, even for zero columns (SELECT 1 WHERE true reads no
+     * table): callers copy out[] with memcpy, which must not see NULL. */
+    op->out = sql_arena_alloc(ctx->arena, (nout ? nout : 1) * sizeof(*op->out));
+    if (!op->out) return NULL;
     return op;
 }

@@ -24,6 +24,7 @@
     X("between", TK_BETWEEN)                                                                       \
     X("by", TK_BY)                                                                                 \
     X("call", TK_CALL)                                                                             \
+    X("cascade", TK_CASCADE)                                                                       \
     X("case", TK_CASE)                                                                             \
     X("cast", TK_CAST)                                                                             \
     X("commit", TK_COMMIT)                                                                         \
@@ -77,6 +78,7 @@
     X("outer", TK_OUTER)                                                                           \
     X("precision", TK_PRECISION)                                                                   \
     X("primary", TK_PRIMARY)                                                                       \
+    X("restrict", TK_RESTRICT)                                                                     \
     X("right", TK_RIGHT)                                                                           \
     X("rollback", TK_ROLLBACK)                                                                     \
     X("row", TK_ROW)                                                                               \

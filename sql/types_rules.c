@@ -13,7 +13,8 @@
  *   a / b          DOUBLE when either side is DECIMAL or DOUBLE; integer
  *                  division (truncating) for INTEGER/BIGINT
  *   a % b          integers only
- * CHAR and VARCHAR compare with each other as bytes; a string constant
+ * CHAR compared with VARCHAR compares as CHAR (the VARCHAR side is cast,
+ * losing its trailing blanks, as PostgreSQL's bpchar); a string constant
  * meets a DATE by being read as a date at bind time. DATE arithmetic:
  * date ± integer days, date - date (INTEGER days), date ± INTERVAL.
  */
@@ -23,26 +24,7 @@
 
 const char *sql_type_pg_name(sto_type t)
 {
-    switch (t.id) {
-    case STO_TYPE_BOOLEAN:
-        return "boolean";
-    case STO_TYPE_INTEGER:
-        return "integer";
-    case STO_TYPE_BIGINT:
-        return "bigint";
-    case STO_TYPE_DECIMAL:
-        return "numeric";
-    case STO_TYPE_DOUBLE:
-        return "double precision";
-    case STO_TYPE_DATE:
-        return "date";
-    case STO_TYPE_CHAR:
-        return "character";
-    case STO_TYPE_VARCHAR:
-        return "character varying";
-    default:
-        return "unknown";
-    }
+    return sto_type_pg_name((sto_type_id)t.id);
 }
 
 sto_type sql_types_int_as_decimal(uint8_t id)
@@ -205,6 +187,14 @@ static sto_status trim_for_char(binder *b, sql_bexpr *c, sto_type other)
     return STO_OK;
 }
 
+/* A CHAR value compared with a non-constant VARCHAR (a string constant was
+ * already trimmed by trim_for_char and keeps comparing as VARCHAR). */
+static bool char_meets_varchar(const sql_bexpr *c, const sql_bexpr *v)
+{
+    return c->type.id == STO_TYPE_CHAR && type_is_string(v->type.id) &&
+           v->type.id != STO_TYPE_CHAR && !is_string_const(v);
+}
+
 sto_status sql_types_unify(binder *b, sql_bexpr **l, sql_bexpr **r, const char *opname, int pos)
 {
     STO_TRY(trim_for_char(b, *l, (*r)->type));
@@ -216,6 +206,12 @@ sto_status sql_types_unify(binder *b, sql_bexpr **l, sql_bexpr **r, const char *
         t = lt;
     } else if (!type_is_string(rt.id) && rt.id != BIND_TYPE_UNKNOWN && is_string_const(*l)) {
         t = rt;
+    } else if (char_meets_varchar(*l, *r) || char_meets_varchar(*r, *l)) {
+        /* PostgreSQL resolves bpchar = varchar as bpchar = bpchar (more
+         * exact matches), so the VARCHAR side's trailing blanks stop
+         * counting: cast it to CHAR of its own length, which strips them. */
+        sql_bexpr **v = (*l)->type.id == STO_TYPE_CHAR ? r : l;
+        return make_cast(b, v, sto_type_string(STO_TYPE_CHAR, (*v)->type.length), (*v)->pos);
     } else if (!sql_types_common(lt, rt, &t)) {
         return sto_error_at(STO_UNDEFINED_FUNCTION, pos, "operator does not exist: %s %s %s",
                             sql_type_pg_name(lt), opname, sql_type_pg_name(rt));

@@ -39,13 +39,13 @@
 
 sto_text_format sto_text_format_tbl(void)
 {
-    sto_text_format f = {'|', false, false, true};
+    sto_text_format f = {'|', false, false, true, true};
     return f;
 }
 
 sto_text_format sto_text_format_csv(bool header)
 {
-    sto_text_format f = {',', header, true, false};
+    sto_text_format f = {',', header, true, false, false};
     return f;
 }
 
@@ -75,7 +75,7 @@ typedef struct load_worker {
     sto_chunk **chunks;
     size_t nchunks, cap;
     uint64_t rows;
-    char *scratch; /* unescaped CSV field */
+    char *scratch; /* unescaped CSV or text-format field */
     size_t scratch_cap;
     /* On error: the status (message without location), the record's byte
      * offset and the 0-based column (ncols = after the last one). */
@@ -89,6 +89,11 @@ typedef struct load_worker {
  * Each reads from p, never at or past `le` (the end of the line), and returns
  * the position after the value, or NULL when the field is not in the common
  * form; the caller then checks that a delimiter or the line end follows. */
+
+static inline bool is_blank(char c)
+{
+    return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\v' || c == '\f';
+}
 
 static inline bool is_digit(char c)
 {
@@ -110,26 +115,6 @@ static inline const char *fast_int(const char *p, const char *le, int64_t *out)
     *out = neg ? -(int64_t)v : (int64_t)v;
     return p;
 }
-
-static const int64_t pow10_i64[19] = {1LL,
-                                      10LL,
-                                      100LL,
-                                      1000LL,
-                                      10000LL,
-                                      100000LL,
-                                      1000000LL,
-                                      10000000LL,
-                                      100000000LL,
-                                      1000000000LL,
-                                      10000000000LL,
-                                      100000000000LL,
-                                      1000000000000LL,
-                                      10000000000000LL,
-                                      100000000000000LL,
-                                      1000000000000000LL,
-                                      10000000000000000LL,
-                                      100000000000000000LL,
-                                      1000000000000000000LL};
 
 /* "-?digits(.digits)?" with at most `scale` fraction digits and at most
  * precision - scale integer digits (so no range check is needed after). */
@@ -156,7 +141,7 @@ static inline const char *fast_decimal(const char *p, const char *le, int precis
         }
         if (f == 0 || (p < le && is_digit(*p))) return NULL;
     }
-    v *= pow10_i64[scale - f];
+    v *= sto_pow10[scale - f];
     *out = neg ? -v : v;
     return p;
 }
@@ -212,6 +197,18 @@ static sto_status store_text(load_worker *w, sto_chunk *c, uint32_t col, uint32_
     const sto_column_def *def = &w->job->schema->cols[col];
     void *a = c->cols[col];
     char tn[80];
+    /* PostgreSQL's input functions for numbers, dates and booleans skip white
+     * space around the value (messages still show the field as written) */
+    const char *orig = f;
+    size_t orig_len = flen;
+    if (def->type.id != STO_TYPE_CHAR && def->type.id != STO_TYPE_VARCHAR) {
+        while (flen > 0 && is_blank(*f)) {
+            f++;
+            flen--;
+        }
+        while (flen > 0 && is_blank(f[flen - 1]))
+            flen--;
+    }
     switch ((sto_type_id)def->type.id) {
     case STO_TYPE_BOOLEAN: {
         static const char *const yes[] = {"t", "true", "y", "yes", "on", "1"};
@@ -227,7 +224,7 @@ static sto_status store_text(load_worker *w, sto_chunk *c, uint32_t col, uint32_
             }
         }
         return field_error(w, rec, col, STO_INVALID_TEXT_REPRESENTATION,
-                           "invalid input syntax for type BOOLEAN", f, flen);
+                           "invalid input syntax for type BOOLEAN", orig, orig_len);
     }
     case STO_TYPE_INTEGER:
     case STO_TYPE_BIGINT: {
@@ -244,9 +241,9 @@ static sto_status store_text(load_worker *w, sto_chunk *c, uint32_t col, uint32_
         }
         snprintf(tn, sizeof(tn), "value out of range for type %s", i32 ? "INTEGER" : "BIGINT");
         if (pr == STO_PARSE_OUT_OF_RANGE)
-            return field_error(w, rec, col, STO_NUMERIC_VALUE_OUT_OF_RANGE, tn, f, flen);
+            return field_error(w, rec, col, STO_NUMERIC_VALUE_OUT_OF_RANGE, tn, orig, orig_len);
         snprintf(tn, sizeof(tn), "invalid input syntax for type %s", i32 ? "INTEGER" : "BIGINT");
-        return field_error(w, rec, col, STO_INVALID_TEXT_REPRESENTATION, tn, f, flen);
+        return field_error(w, rec, col, STO_INVALID_TEXT_REPRESENTATION, tn, orig, orig_len);
     }
     case STO_TYPE_DECIMAL: {
         int64_t v;
@@ -259,10 +256,10 @@ static sto_status store_text(load_worker *w, sto_chunk *c, uint32_t col, uint32_
         sto_type_format(def->type, ty, sizeof(ty));
         if (pr == STO_PARSE_OUT_OF_RANGE) {
             snprintf(tn, sizeof(tn), "value out of range for type %s", ty);
-            return field_error(w, rec, col, STO_NUMERIC_VALUE_OUT_OF_RANGE, tn, f, flen);
+            return field_error(w, rec, col, STO_NUMERIC_VALUE_OUT_OF_RANGE, tn, orig, orig_len);
         }
         return field_error(w, rec, col, STO_INVALID_TEXT_REPRESENTATION,
-                           "invalid input syntax for type DECIMAL", f, flen);
+                           "invalid input syntax for type DECIMAL", orig, orig_len);
     }
     case STO_TYPE_DOUBLE: {
         double v;
@@ -273,9 +270,9 @@ static sto_status store_text(load_worker *w, sto_chunk *c, uint32_t col, uint32_
         }
         if (pr == STO_PARSE_OUT_OF_RANGE)
             return field_error(w, rec, col, STO_NUMERIC_VALUE_OUT_OF_RANGE,
-                               "value out of range for type DOUBLE", f, flen);
+                               "value out of range for type DOUBLE", orig, orig_len);
         return field_error(w, rec, col, STO_INVALID_TEXT_REPRESENTATION,
-                           "invalid input syntax for type DOUBLE", f, flen);
+                           "invalid input syntax for type DOUBLE", orig, orig_len);
     }
     case STO_TYPE_DATE: {
         int32_t v;
@@ -290,9 +287,9 @@ static sto_status store_text(load_worker *w, sto_chunk *c, uint32_t col, uint32_
             if (i != 4 && i != 7 && !is_digit(f[i])) shaped = false;
         if (shaped)
             return field_error(w, rec, col, STO_DATETIME_FIELD_OVERFLOW,
-                               "date field value out of range", f, flen);
+                               "date field value out of range", orig, orig_len);
         return field_error(w, rec, col, STO_INVALID_DATETIME_FORMAT,
-                           "invalid input syntax for type DATE", f, flen);
+                           "invalid input syntax for type DATE", orig, orig_len);
     }
     case STO_TYPE_CHAR:
     case STO_TYPE_VARCHAR: {
@@ -301,7 +298,7 @@ static sto_status store_text(load_worker *w, sto_chunk *c, uint32_t col, uint32_
             sto_type_format(def->type, tn, sizeof(tn));
             char what[128];
             snprintf(what, sizeof(what), "value too long for type %s", tn);
-            return field_error(w, rec, col, STO_STRING_DATA_RIGHT_TRUNCATION, what, f, flen);
+            return field_error(w, rec, col, STO_STRING_DATA_RIGHT_TRUNCATION, what, orig, orig_len);
         }
         if (!sto_chunk_make_str(c, f, len, &((sto_str *)a)[r])) return w->err = sto_error_oom();
         return STO_OK;
@@ -363,6 +360,94 @@ static const char *read_quoted(load_worker *w, const char *p, const char *end, c
     return q + 1;
 }
 
+/* Room for n bytes in w->scratch; false when memory ran out. */
+static bool scratch_reserve(load_worker *w, size_t n)
+{
+    if (n <= w->scratch_cap) return true;
+    size_t cap = w->scratch_cap ? w->scratch_cap : 256;
+    while (cap < n)
+        cap *= 2;
+    char *grown = realloc(w->scratch, cap);
+    if (!grown) {
+        w->err = sto_error_oom();
+        return false;
+    }
+    w->scratch = grown;
+    w->scratch_cap = cap;
+    return true;
+}
+
+static int hex_value(char c)
+{
+    if (c >= '0' && c <= '9') return c - '0';
+    if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+    if (c >= 'A' && c <= 'F') return c - 'A' + 10;
+    return -1;
+}
+
+/* Reads a field of PostgreSQL's text format from p up to the first
+ * unescaped delimiter or le, decoding its escapes into w->scratch (*f, *flen);
+ * *is_null when the field is exactly \N. Returns the field's end, NULL
+ * when memory ran out. */
+static const char *read_escaped(load_worker *w, const char *p, const char *le, char delim,
+                                const char **f, size_t *flen, bool *is_null)
+{
+    *is_null = le - p >= 2 && p[0] == '\\' && p[1] == 'N' && (p + 2 == le || p[2] == delim);
+    if (*is_null) return p + 2;
+    /* decoding never makes a field longer */
+    if (!scratch_reserve(w, (size_t)(le - p))) return NULL;
+    char *o = w->scratch;
+    while (p < le && *p != delim) {
+        char c = *p++;
+        if (c != '\\' || p == le) {
+            *o++ = c;
+            continue;
+        }
+        c = *p++;
+        switch (c) {
+        case 'b':
+            *o++ = '\b';
+            break;
+        case 'f':
+            *o++ = '\f';
+            break;
+        case 'n':
+            *o++ = '\n';
+            break;
+        case 'r':
+            *o++ = '\r';
+            break;
+        case 't':
+            *o++ = '\t';
+            break;
+        case 'v':
+            *o++ = '\v';
+            break;
+        case 'x':
+            if (p < le && hex_value(*p) >= 0) {
+                int v = hex_value(*p++);
+                if (p < le && hex_value(*p) >= 0) v = v * 16 + hex_value(*p++);
+                *o++ = (char)v;
+            } else {
+                *o++ = 'x';
+            }
+            break;
+        default:
+            if (c >= '0' && c <= '7') {
+                int v = c - '0';
+                for (int k = 0; k < 2 && p < le && *p >= '0' && *p <= '7'; k++)
+                    v = v * 8 + (*p++ - '0');
+                *o++ = (char)v;
+            } else {
+                *o++ = c; /* \\, \<delimiter> and any other byte stand for themselves */
+            }
+        }
+    }
+    *f = w->scratch;
+    *flen = (size_t)(o - w->scratch);
+    return p;
+}
+
 /* --- one range ------------------------------------------------------------------ */
 
 static sto_status next_chunk(load_worker *w, sto_chunk **c)
@@ -389,10 +474,14 @@ static sto_status parse_record(load_worker *w, sto_chunk *c, uint32_t r, const c
     const sto_schema *s = job->schema;
     const char delim = job->fmt.delimiter;
     const bool csv = job->fmt.csv, trailing = job->fmt.trailing_delimiter;
+    const bool text = !csv && !job->fmt.raw; /* PostgreSQL's text format */
     const char *nl = memchr(rec, '\n', (size_t)(end - rec));
     const char *le = nl ? nl : end;
     *next = nl ? nl + 1 : end;
     if (le > rec && le[-1] == '\r') le--;
+    /* a text record without a backslash has nothing to decode and takes the
+     * fast paths below, like the other formats */
+    const bool escapes = text && memchr(rec, '\\', (size_t)(le - rec));
 
     const char *p = rec;
     bool ended = false;
@@ -405,9 +494,17 @@ static sto_status parse_record(load_worker *w, sto_chunk *c, uint32_t r, const c
         }
         void *a = c->cols[col];
         const char *fe = NULL; /* end of the field: at a delimiter or le */
-        if (csv && p < le && *p == '"') {
-            const char *f;
-            size_t flen;
+        const char *f;
+        size_t flen;
+        bool is_null = false;
+        if (escapes) {
+            fe = read_escaped(w, p, le, delim, &f, &flen, &is_null);
+            if (!fe) return w->err;
+        }
+        if (escapes && !is_null) {
+            if (c->validity[col]) sto_bitmap_set(c->validity[col], r);
+            STO_TRY(store_text(w, c, col, r, rec, f, flen));
+        } else if (csv && p < le && *p == '"') {
             const char *after = read_quoted(w, p, end, &f, &flen);
             if (!after) {
                 if (w->err) return w->err;
@@ -426,7 +523,7 @@ static sto_status parse_record(load_worker *w, sto_chunk *c, uint32_t r, const c
             if (c->validity[col]) sto_bitmap_set(c->validity[col], r);
             STO_TRY(store_text(w, c, col, r, rec, f, flen));
             fe = after;
-        } else if (p == le || *p == delim) { /* empty: NULL */
+        } else if (is_null || (!text && (p == le || *p == delim))) { /* NULL */
             if (def->not_null) {
                 char what[160];
                 snprintf(what, sizeof(what),
@@ -436,7 +533,7 @@ static sto_status parse_record(load_worker *w, sto_chunk *c, uint32_t r, const c
             size_t width = sto_type_width((sto_type_id)def->type.id);
             memset((char *)a + (size_t)r * width, 0, width);
             sto_bitmap_clear(c->validity[col], r);
-            fe = p;
+            if (!is_null) fe = p;
         } else {
             if (c->validity[col]) sto_bitmap_set(c->validity[col], r);
             int64_t v;

@@ -10,9 +10,11 @@
  * the load with an error naming the file, the 1-based line and column (by
  * number and name), and the table keeps exactly the rows it had before.
  *
- * Field rules: an empty unquoted field is NULL (an error for NOT NULL
- * columns); in CSV mode a quoted field is a string even when empty and ""
- * inside quotes is one quote. CHAR(n) values lose trailing blanks; values
+ * Field rules: in .tbl and CSV files an empty unquoted field is NULL (an
+ * error for NOT NULL columns); in CSV mode a quoted field is a string even
+ * when empty and "" inside quotes is one quote; in PostgreSQL's text format
+ * NULL is \N, an empty field is the empty string and escapes are decoded
+ * (see sto_text_format.raw). CHAR(n) values lose trailing blanks; values
  * longer than their CHAR(n)/VARCHAR(n) fail with 22001 unless the excess is
  * blanks (PostgreSQL's rule), numbers out of their type's range with 22003.
  */
@@ -33,9 +35,15 @@ typedef struct sto_text_format {
     bool header;             /* the first line names the columns (skipped) */
     bool csv;                /* "quoted" fields with "" escapes */
     bool trailing_delimiter; /* a delimiter after the last field (dbgen) */
+    /* Without csv: raw (dbgen .tbl) fields are taken as they are and an empty
+     * field is NULL; otherwise (false) it is PostgreSQL's text format: \N is
+     * NULL, an empty field is the empty string, and backslash escapes (\t,
+     * \n, \r, \\, \<delimiter>, \b \f \v, octal \ooo, \xhh) stand for
+     * bytes. A zeroed format is therefore PostgreSQL's. */
+    bool raw;
 } sto_text_format;
 
-/* dbgen .tbl: '|' after every field, no header, no quoting. */
+/* dbgen .tbl: '|' after every field, no header, no quoting, no escapes. */
 sto_text_format sto_text_format_tbl(void);
 /* CSV: ',' between fields, quoting, optional header. */
 sto_text_format sto_text_format_csv(bool header);

@@ -47,6 +47,7 @@
     X(GROUPING_ERROR, "42803")                      \
     X(INVALID_COLUMN_REFERENCE, "42P10")            \
     X(WRONG_OBJECT_TYPE, "42809")                   \
+    X(DEPENDENT_OBJECTS_STILL_EXIST, "2BP01")       \
     X(PROGRAM_LIMIT_EXCEEDED, "54000")              \
     X(STATEMENT_TOO_COMPLEX, "54001")               \
     X(TOO_MANY_ARGUMENTS, "54023")                  \

@@ -15,7 +15,7 @@
 size_t sto_type_width(sto_type_id id)
 {
     switch (id) {
-#define STO_TYPE_WIDTH(id, name, ctype, bytes, oid)                                                \
+#define STO_TYPE_WIDTH(id, name, ctype, bytes, oid, pgname)                                        \
     case STO_TYPE_##id:                                                                            \
         return bytes;
         STO_TYPE_LIST(STO_TYPE_WIDTH)
@@ -28,7 +28,7 @@ size_t sto_type_width(sto_type_id id)
 const char *sto_type_id_name(sto_type_id id)
 {
     switch (id) {
-#define STO_TYPE_NAME(id, name, ctype, bytes, oid)                                                 \
+#define STO_TYPE_NAME(id, name, ctype, bytes, oid, pgname)                                         \
     case STO_TYPE_##id:                                                                            \
         return name;
         STO_TYPE_LIST(STO_TYPE_NAME)
@@ -41,13 +41,26 @@ const char *sto_type_id_name(sto_type_id id)
 uint32_t sto_type_pg_oid(sto_type_id id)
 {
     switch (id) {
-#define STO_TYPE_OID(id, name, ctype, bytes, oid)                                                  \
+#define STO_TYPE_OID(id, name, ctype, bytes, oid, pgname)                                          \
     case STO_TYPE_##id:                                                                            \
         return oid;
         STO_TYPE_LIST(STO_TYPE_OID)
 #undef STO_TYPE_OID
     default:
         return 0;
+    }
+}
+
+const char *sto_type_pg_name(sto_type_id id)
+{
+    switch (id) {
+#define STO_TYPE_PG_NAME(id, name, ctype, bytes, oid, pgname)                                      \
+    case STO_TYPE_##id:                                                                            \
+        return pgname;
+        STO_TYPE_LIST(STO_TYPE_PG_NAME)
+#undef STO_TYPE_PG_NAME
+    default:
+        return "unknown";
     }
 }
 
@@ -162,25 +175,82 @@ int sto_date_format(int32_t days, char *buf)
 
 /* --- numbers ------------------------------------------------------------- */
 
-static const int64_t pow10_table[19] = {1LL,
-                                        10LL,
-                                        100LL,
-                                        1000LL,
-                                        10000LL,
-                                        100000LL,
-                                        1000000LL,
-                                        10000000LL,
-                                        100000000LL,
-                                        1000000000LL,
-                                        10000000000LL,
-                                        100000000000LL,
-                                        1000000000000LL,
-                                        10000000000000LL,
-                                        100000000000000LL,
-                                        1000000000000000LL,
-                                        10000000000000000LL,
-                                        100000000000000000LL,
-                                        1000000000000000000LL};
+const int64_t sto_pow10[19] = {1LL,
+                               10LL,
+                               100LL,
+                               1000LL,
+                               10000LL,
+                               100000LL,
+                               1000000LL,
+                               10000000LL,
+                               100000000LL,
+                               1000000000LL,
+                               10000000000LL,
+                               100000000000LL,
+                               1000000000000LL,
+                               10000000000000LL,
+                               100000000000000LL,
+                               1000000000000000LL,
+                               10000000000000000LL,
+                               100000000000000000LL,
+                               1000000000000000000LL};
+
+/* The spelling with an exponent ("1e2", "-1.25E-1"), off the fast path:
+ * the significant digits are collected, the exponent moves the decimal
+ * point, and the value is cut at `scale` fraction digits with rounding half
+ * away from zero as without an exponent. */
+static sto_parse_result decimal_parse_exp(const char *s, size_t len, int precision, int scale,
+                                          int64_t *out)
+{
+    size_t i = 0;
+    bool neg = false;
+    if (s[i] == '-' || s[i] == '+') neg = s[i++] == '-';
+    /* digits[0, n): the significant digits, with `point` of them before the
+     * decimal point (negative when zeros follow the point first) */
+    char digits[STO_DECIMAL_MAX_PRECISION + 2];
+    int n = 0;
+    int64_t point = 0;
+    bool seen_point = false;
+    for (; i < len && ((s[i] >= '0' && s[i] <= '9') || (s[i] == '.' && !seen_point)); i++) {
+        if (s[i] == '.') {
+            seen_point = true;
+        } else if (n == 0 && s[i] == '0') {
+            if (seen_point) point--; /* a zero between the point and the digits */
+        } else if (n < (int)sizeof(digits)) {
+            digits[n++] = s[i];
+            if (!seen_point) point++;
+        } else if (!seen_point) {
+            point++; /* past every digit the result can keep */
+        }
+    }
+    i++; /* the 'e' */
+    bool eneg = false;
+    if (i < len && (s[i] == '-' || s[i] == '+')) eneg = s[i++] == '-';
+    if (i == len) return STO_PARSE_INVALID;
+    int64_t e = 0;
+    for (; i < len && s[i] >= '0' && s[i] <= '9'; i++)
+        if (e < 100000) e = e * 10 + (s[i] - '0');
+    if (i != len) return STO_PARSE_INVALID;
+    if (n == 0) { /* zero with any exponent */
+        *out = 0;
+        return STO_PARSE_OK;
+    }
+    point += eneg ? -e : e;
+    if (point > precision - scale) return STO_PARSE_OUT_OF_RANGE;
+    /* the scaled value keeps the first point + scale digits */
+    int64_t keep = point + scale;
+    if (keep < 0) {
+        *out = 0;
+        return STO_PARSE_OK;
+    }
+    uint64_t v = 0;
+    for (int64_t k = 0; k < keep; k++)
+        v = v * 10 + (uint64_t)(k < n ? digits[k] - '0' : 0);
+    if (keep < n && digits[keep] >= '5') v++;
+    if (v >= (uint64_t)sto_pow10[precision]) return STO_PARSE_OUT_OF_RANGE;
+    *out = neg ? -(int64_t)v : (int64_t)v;
+    return STO_PARSE_OK;
+}
 
 sto_parse_result sto_decimal_parse(const char *s, size_t len, int precision, int scale,
                                    int64_t *out)
@@ -217,12 +287,14 @@ sto_parse_result sto_decimal_parse(const char *s, size_t len, int precision, int
             }
         }
     }
+    if (digits > 0 && i < len && (s[i] == 'e' || s[i] == 'E'))
+        return decimal_parse_exp(s, len, precision, scale, out);
     if (digits == 0 || i != len) return STO_PARSE_INVALID;
     if (too_big || idigits > precision - scale) return STO_PARSE_OUT_OF_RANGE;
     int kept = fdigits < scale ? fdigits : scale;
-    uint64_t v = ipart * (uint64_t)pow10_table[scale] + fpart * (uint64_t)pow10_table[scale - kept];
+    uint64_t v = ipart * (uint64_t)sto_pow10[scale] + fpart * (uint64_t)sto_pow10[scale - kept];
     if (round_up) v++;
-    if (v >= (uint64_t)pow10_table[precision]) return STO_PARSE_OUT_OF_RANGE;
+    if (v >= (uint64_t)sto_pow10[precision]) return STO_PARSE_OUT_OF_RANGE;
     *out = neg ? -(int64_t)v : (int64_t)v;
     return STO_PARSE_OK;
 }

@@ -42,22 +42,22 @@ typedef struct sto_str {
 
 #define STO_STR_INLINE_MAX 12
 
-/*  id       SQL name   C type    bytes  PostgreSQL type OID */
-#define STO_TYPE_LIST(X)                         \
-    X(BOOLEAN, "BOOLEAN", uint8_t, 1, 16)        \
-    X(INTEGER, "INTEGER", int32_t, 4, 23)        \
-    X(BIGINT, "BIGINT", int64_t, 8, 20)          \
-    X(DECIMAL, "DECIMAL", int64_t, 8, 1700)      \
-    X(DOUBLE, "DOUBLE", double, 8, 701)          \
-    X(DATE, "DATE", int32_t, 4, 1082)            \
-    X(CHAR, "CHAR", sto_str, 16, 1042)           \
-    X(VARCHAR, "VARCHAR", sto_str, 16, 1043)
+/*  id       SQL name   C type  bytes  PostgreSQL type OID and name (messages) */
+#define STO_TYPE_LIST(X)                                                                           \
+    X(BOOLEAN, "BOOLEAN", uint8_t, 1, 16, "boolean")                                               \
+    X(INTEGER, "INTEGER", int32_t, 4, 23, "integer")                                               \
+    X(BIGINT, "BIGINT", int64_t, 8, 20, "bigint")                                                  \
+    X(DECIMAL, "DECIMAL", int64_t, 8, 1700, "numeric")                                             \
+    X(DOUBLE, "DOUBLE", double, 8, 701, "double precision")                                        \
+    X(DATE, "DATE", int32_t, 4, 1082, "date")                                                      \
+    X(CHAR, "CHAR", sto_str, 16, 1042, "character")                                                \
+    X(VARCHAR, "VARCHAR", sto_str, 16, 1043, "character varying")
 
 typedef enum sto_type_id {
-#define STO_TYPE_ENUM(id, name, ctype, bytes, oid) STO_TYPE_##id,
+#define STO_TYPE_ENUM(id, name, ctype, bytes, oid, pgname) STO_TYPE_##id,
     STO_TYPE_LIST(STO_TYPE_ENUM)
 #undef STO_TYPE_ENUM
-    STO_TYPE_COUNT
+        STO_TYPE_COUNT
 } sto_type_id;
 
 /* A full type: the id plus its parameters. */
@@ -78,6 +78,13 @@ const char *sto_type_id_name(sto_type_id id);
 
 /* PostgreSQL type OID for the wire protocol. */
 uint32_t sto_type_pg_oid(sto_type_id id);
+
+/* PostgreSQL's name of a type, as its messages spell it ("numeric",
+ * "character varying"). */
+const char *sto_type_pg_name(sto_type_id id);
+
+/* 10^0 .. 10^18: DECIMAL scaling everywhere (parsers, casts, printers). */
+extern const int64_t sto_pow10[19];
 
 /* Full SQL spelling of a type into buf ("DECIMAL(15,2)", "CHAR(25)"). */
 void sto_type_format(sto_type t, char *buf, size_t size);
@@ -161,8 +168,7 @@ sto_parse_result sto_decimal_parse(const char *s, size_t len, int precision, int
 int sto_decimal_format(int64_t value, int scale, char *buf);
 
 /* Parses a whole number that must fit in [min, max]. */
-sto_parse_result sto_int_parse(const char *s, size_t len, int64_t min, int64_t max,
-                               int64_t *out);
+sto_parse_result sto_int_parse(const char *s, size_t len, int64_t min, int64_t max, int64_t *out);
 
 /* Parses a floating-point number (strtod syntax, whole field). */
 sto_parse_result sto_double_parse(const char *s, size_t len, double *out);

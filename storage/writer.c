@@ -3,9 +3,11 @@
  *
  * Rows are formatted chunk by chunk into a 64 KiB buffer that is flushed to
  * the stream when nearly full, so the cost per field is a few stores and no
- * stdio call. Plain (.tbl) text has no way to escape a delimiter or a line
- * break inside a value; such a value stops the write with an error instead
- * of producing a file that would load back differently.
+ * stdio call. Raw (.tbl) text has no way to escape a delimiter or a line
+ * break inside a value, nor to tell an empty string from NULL; such a value
+ * stops the write with an error instead of producing a file that would load
+ * back differently. PostgreSQL's text format escapes them and writes NULL as
+ * \N, so every value round-trips.
  */
 #include "storage/writer.h"
 
@@ -78,6 +80,48 @@ static void out_quoted(text_out *o, const char *s, size_t n)
     out_char(o, '"');
 }
 
+/* A string in PostgreSQL's text format: backslash, the delimiter and the
+ * control characters that would end or cut a field are escaped. Most values
+ * need none of it and go out in one copy. */
+static void out_escaped(text_out *o, const char *s, size_t n, char delim)
+{
+    size_t i = 0, from = 0;
+    for (; i < n; i++) {
+        char c = s[i], e;
+        switch (c) {
+        case '\\':
+            e = '\\';
+            break;
+        case '\n':
+            e = 'n';
+            break;
+        case '\r':
+            e = 'r';
+            break;
+        case '\t':
+            e = 't';
+            break;
+        case '\b':
+            e = 'b';
+            break;
+        case '\f':
+            e = 'f';
+            break;
+        case '\v':
+            e = 'v';
+            break;
+        default:
+            if (c != delim) continue;
+            e = c;
+        }
+        out_bytes(o, s + from, i - from);
+        out_char(o, '\\');
+        out_char(o, e);
+        from = i + 1;
+    }
+    out_bytes(o, s + from, n - from);
+}
+
 /* Formats one non-NULL fixed-width value; returns its length. */
 static int format_fixed(const sto_column_def *def, const void *a, uint32_t r, char *buf)
 {
@@ -106,6 +150,7 @@ sto_status sto_write_stream(const sto_table *t, FILE *f, const sto_text_format *
     if (rows_written) *rows_written = 0;
     const sto_schema *s = sto_table_schema(t);
     const char delim = fmt->delimiter;
+    const bool text = !fmt->csv && !fmt->raw; /* PostgreSQL's text format */
     text_out o = {f, malloc(OUT_BUF), 0, false};
     if (!o.buf) return sto_error_oom();
     if (fmt->header) {
@@ -132,6 +177,8 @@ sto_status sto_write_stream(const sto_table *t, FILE *f, const sto_text_format *
                         const char *p = sto_str_data(v);
                         if (fmt->csv && needs_quotes(p, v->len, delim)) {
                             out_quoted(&o, p, v->len);
+                        } else if (text) {
+                            out_escaped(&o, p, v->len, delim);
                         } else if (!fmt->csv &&
                                    (v->len == 0 || memchr(p, delim, v->len) ||
                                     memchr(p, '\n', v->len) || memchr(p, '\r', v->len))) {
@@ -148,6 +195,8 @@ sto_status sto_write_stream(const sto_table *t, FILE *f, const sto_text_format *
                         out_reserve(&o, MAX_FIXED_TEXT);
                         o.used += (size_t)format_fixed(def, ch->cols[c], r, o.buf + o.used);
                     }
+                } else if (text) {
+                    out_bytes(&o, "\\N", 2);
                 }
                 if (c + 1 < s->ncols || fmt->trailing_delimiter) out_char(&o, delim);
             }

@@ -2,9 +2,11 @@
  * writer.h — COPY TO: a table written out as delimited text.
  *
  * The output has the format the loader reads (sto_text_format): dbgen style
- * with a delimiter after every field, or CSV with an optional header line,
- * quoting only where needed. NULL is written as an empty unquoted field; in
- * CSV an empty string is written as "". The text goes to a temporary file in
+ * with a delimiter after every field, CSV with an optional header line,
+ * quoting only where needed, or PostgreSQL's text format. NULL is written as
+ * an empty unquoted field (as \N in the text format); in CSV an empty string
+ * is written as "", in the text format as an empty field, with backslash
+ * escapes for backslashes, delimiters and control characters. The text goes to a temporary file in
  * the same directory, is fsynced and then renamed over `path`, so readers see
  * either the old file or the complete new one.
  */

@@ -1045,6 +1045,49 @@ static void test_string_functions(void)
     env_free(&v);
 }
 
+/* UTF-8 text counts characters, as PostgreSQL in a UTF8 database; the
+ * ASCII rows check that the fast path and the character path agree. */
+static void test_utf8_strings(void)
+{
+    env v;
+    env_init(&v, jit, 5);
+    sto_str s[5];
+    const char *text[] = {"h\xc3\xa9llo",
+                          "\xe6\x97\xa5\xe6\x9c\xac\xe8\xaa\x9e\xe3\x83\x86\xe3\x82\xad",
+                          "abcdefghijklmnopq\xc3\xa9", "", "ab "};
+    for (int i = 0; i < 5; i++)
+        s[i] = make_str(&v, text[i], false);
+    sql_bexpr *cs = column(&v, T_STR, s, NULL);
+    expect_ints(&v, FN(&v, SQL_FUNC_LENGTH, T_INT, 1, cs), ((int64_t[]){5, 5, 18, 0, 3}), NULL);
+    expect_strs(&v, FN(&v, SQL_FUNC_SUBSTRING, T_STR, 3, cs, K(&v, 2), K(&v, 2)),
+                ((const char *[]){"\xc3\xa9l", "\xe6\x9c\xac\xe8\xaa\x9e", "bc", "", "b "}));
+    expect_strs(&v, FN(&v, SQL_FUNC_SUBSTRING, T_STR, 2, cs, K(&v, 3)),
+                ((const char *[]){"llo", "\xe8\xaa\x9e\xe3\x83\x86\xe3\x82\xad",
+                                  "cdefghijklmnopq\xc3\xa9", "", " "}));
+    /* the cut falls after the two-byte character at position 18 */
+    expect_strs(&v, FN(&v, SQL_FUNC_SUBSTRING, T_STR, 3, cs, K(&v, 17), K(&v, 2)),
+                ((const char *[]){"", "", "q\xc3\xa9", "", ""}));
+    expect_ints(&v, FN(&v, SQL_FUNC_LIKE, T_BOOL, 2, cs, k_str(&v, "h_llo")),
+                ((int64_t[]){1, 0, 0, 0, 0}), NULL);
+    expect_ints(&v, FN(&v, SQL_FUNC_LIKE, T_BOOL, 2, cs, k_str(&v, "_____")),
+                ((int64_t[]){1, 1, 0, 0, 0}), NULL);
+    expect_ints(&v, FN(&v, SQL_FUNC_LIKE, T_BOOL, 2, cs, k_str(&v, "%_\xe3\x82\xad")),
+                ((int64_t[]){0, 1, 0, 0, 0}), NULL);
+    expect_ints(&v, FN(&v, SQL_FUNC_LIKE, T_BOOL, 2, cs, k_str(&v, "%q_")),
+                ((int64_t[]){0, 0, 1, 0, 0}), NULL);
+    /* CHAR(n) cuts characters, not bytes, and drops trailing blanks, so
+     * 'ab '::VARCHAR as CHAR(5) equals 'ab' */
+    expect_strs(&v, CAST(&v, sto_type_string(STO_TYPE_CHAR, 5), cs),
+                ((const char *[]){"h\xc3\xa9llo",
+                                  "\xe6\x97\xa5\xe6\x9c\xac\xe8\xaa\x9e\xe3\x83\x86\xe3\x82\xad",
+                                  "abcde", "", "ab"}));
+    expect_ints(
+        &v,
+        OP(&v, SQL_OP_EQ, T_BOOL, CAST(&v, sto_type_string(STO_TYPE_CHAR, 5), cs), k_str(&v, "ab")),
+        ((int64_t[]){0, 0, 0, 0, 1}), NULL);
+    env_free(&v);
+}
+
 /* --- dates ----------------------------------------------------------------------------- */
 
 static int32_t date_of(const char *s)
@@ -2059,6 +2102,7 @@ int main(void)
     RUN(test_find);
     RUN(test_like_long);
     RUN(test_string_functions);
+    RUN(test_utf8_strings);
     RUN(test_dates);
     RUN(test_numeric_casts);
     RUN(test_text_casts);

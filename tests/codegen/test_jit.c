@@ -604,7 +604,7 @@ static void test_types(void)
     REQUIRE(jit);
     cg_module *m = NULL;
     REQUIRE(ok(cg_module_create(jit, "types", &m)));
-#define CHECK_WIDTH(id, name, ctype, bytes, oid)                                                   \
+#define CHECK_WIDTH(id, name, ctype, bytes, oid, pgname)                                           \
     CHECK_EQ_INT(cg_abi_size(m, cg_type(m, STO_TYPE_##id)), bytes);                                \
     CHECK_EQ_INT(cg_abi_size(m, cg_type(m, STO_TYPE_##id)), sizeof(ctype));
     STO_TYPE_LIST(CHECK_WIDTH)

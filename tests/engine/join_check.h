@@ -44,8 +44,8 @@ typedef struct jinput {
     int keys;      /* JKEY_ */
     bool residual; /* (probe.v + build.v) % 3 != 0 after key equality */
     bool bad_hash; /* a hash with 3 values: long chains of unequal keys */
-    char **heap;   /* the bytes of long strings */
-    uint64_t nheap;
+    char **heap;   /* the bytes of the strings */
+    uint64_t nheap, heapcap;
 } jinput;
 
 typedef enum jdist { JD_UNIFORM, JD_ZIPF, JD_HOT } jdist;
@@ -92,8 +92,11 @@ static inline sto_str jstring(jinput *in, uint64_t j)
     if (!bytes) abort();
     memcpy(bytes, buf + 23 - len, len); /* the last len characters */
     memcpy(bytes, "key", 3);
-    in->heap = realloc(in->heap, (in->nheap + 1) * sizeof(char *));
-    if (!in->heap) abort();
+    if (in->nheap == in->heapcap) {
+        in->heapcap = in->heapcap ? 2 * in->heapcap : 256;
+        in->heap = realloc(in->heap, in->heapcap * sizeof(char *));
+        if (!in->heap) abort();
+    }
     in->heap[in->nheap++] = bytes;
     return sto_str_make(bytes, len);
 }

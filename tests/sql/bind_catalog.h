@@ -34,7 +34,7 @@ static inline bool tcat_lookup_table(void *ctx, const char *name, sql_table_info
 {
     test_catalog *c = ctx;
     for (int i = 0; i < c->ntables; i++) {
-        if (strcasecmp(c->table_names[i], name) == 0) {
+        if (strcmp(c->table_names[i], name) == 0) {
             memset(out, 0, sizeof(*out));
             out->name = c->table_names[i];
             out->schema = c->schemas[i];
@@ -48,7 +48,7 @@ static inline bool tcat_lookup_view(void *ctx, const char *name, sql_view_info *
 {
     test_catalog *c = ctx;
     for (int i = 0; i < c->nviews; i++) {
-        if (strcasecmp(c->view_names[i], name) == 0) {
+        if (strcmp(c->view_names[i], name) == 0) {
             out->name = c->view_names[i];
             out->sql = c->view_sql[i];
             out->ncols = c->view_ncols[i];
@@ -95,7 +95,7 @@ static inline void tcat_add_view(test_catalog *c, const sql_stmt *st)
 static inline void tcat_drop_view(test_catalog *c, const char *name)
 {
     for (int i = 0; i < c->nviews; i++) {
-        if (strcasecmp(c->view_names[i], name) != 0) continue;
+        if (strcmp(c->view_names[i], name) != 0) continue;
         free(c->view_names[i]);
         free(c->view_sql[i]);
         for (uint32_t k = 0; k < c->view_ncols[i]; k++)

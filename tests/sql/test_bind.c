@@ -433,6 +433,17 @@ static void test_typing_and_folding(void)
         static const char *const n[] = {"(n_name#2 = 'BRAZIL')", "IN ('PERU', 'CHINA')", NULL};
         check_plan_has(p, n);
     }
+    /* CHAR = VARCHAR compares as CHAR (PostgreSQL's bpchar = bpchar): the
+     * VARCHAR side is cast, which drops its trailing blanks */
+    p = bind_ok(a, "select n_name from nation where n_name = n_comment and n_comment <> n_name");
+    if (p) {
+        static const char *const n[] = {"(n_name#2 = CAST(n_comment#4 AS CHAR(152)))",
+                                        "(CAST(n_comment#4 AS CHAR(152)) <> n_name#2)", NULL};
+        check_plan_has(p, n);
+    }
+    /* ... but the common type elsewhere (CASE, UNION) stays VARCHAR */
+    p = bind_ok(a, "select case when true then n_name else n_comment end from nation");
+    if (p) check_out(p, 0, "case", "VARCHAR(152)", true);
     /* decimal arithmetic scales */
     p = bind_ok(a, "select l_extendedprice * l_discount, l_quantity + 1, l_tax * 2.5, "
                    "l_quantity / 2, coalesce(l_quantity, 0), case when true then 1 "

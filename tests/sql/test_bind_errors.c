@@ -65,6 +65,12 @@ static void test_names(void)
     check_error("select l_shipdat from lineitem", "42703", "column \"l_shipdat\" does not exist",
                 "l_shipdat");
     check_error("select * from foo", "42P01", "relation \"foo\" does not exist", "foo");
+    /* a quoted name keeps its case and must match exactly; unquoted names
+     * fold to lower case (NATION is nation) */
+    check_error("select * from \"NATION\"", "42P01", "relation \"NATION\" does not exist",
+                "\"NATION\"");
+    check_error("select \"N_NAME\" from NATION", "42703", "column \"N_NAME\" does not exist",
+                "\"N_NAME\"");
     check_error("select n_name from nation n1, nation n2", "42702",
                 "column reference \"n_name\" is ambiguous", "n_name");
     check_error("select x.n_name from nation", "42P01", "missing FROM-clause entry for table \"x\"",

@@ -208,6 +208,11 @@ static void test_statements(void)
                "(create-view v (columns a b) (select (items 1 2)))");
     check_tree("drop view if exists v", "(drop-view v if-exists)");
     check_tree("drop view v", "(drop-view v)");
+    check_tree("drop table t cascade", "(drop-table t cascade)");
+    check_tree("drop view if exists v cascade", "(drop-view v if-exists cascade)");
+    check_tree("drop table t restrict", "(drop-table t)");
+    /* CASCADE and RESTRICT are unreserved: still usable as names */
+    check_tree("drop table cascade", "(drop-table cascade)");
     check_tree("insert into t values (1, 'a'), (2, null)", "(insert t (values (1 'a') (2 null)))");
     check_tree("insert into t (a, b) select x, y from u",
                "(insert t (columns a b) (select (items x y) (from u)))");

@@ -316,6 +316,109 @@ static void test_csv_quoting(void)
     sto_table_free(t);
 }
 
+static char *read_all(const char *path)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f) return NULL;
+    char *b = calloc(1, 4096);
+    if (b && fread(b, 1, 4095, f) == 0) b[0] = '\0';
+    fclose(f);
+    return b;
+}
+
+/* PostgreSQL's text format (a zeroed sto_text_format with a tab): \N is
+ * NULL, an empty field an empty string, backslash escapes stand for bytes,
+ * and writing then loading gives back every value. */
+static void test_pg_text(void)
+{
+    sto_table *t = make_table();
+    REQUIRE(t);
+    const char *text = "1\t1.5\t1996-01-02\tA\\tB\tsay \\\\hi\t7\t1\tt\n"
+                       "2\t\\N\t\\N\t\t\t\\N\t\\N\t\\N\n"
+                       "3\t 2e1 \t1996-01-02\tC\ttwo\\nlines\t8\t1\tf\n"
+                       "4\t2\t1996-01-02\t\\x41\\102\tx\\\ty\\N\t8\t1\tf\n";
+    sto_load_options o = {{'\t', false, false, false, false}, 1, 0};
+    uint64_t n = 0;
+    sto_status st = sto_load_buffer(t, "q.txt", text, strlen(text), &o, &n);
+    CHECK(!st && n == 4);
+    if (st) fprintf(stderr, "%s\n", st->message);
+    sto_status_free(st);
+    CHECK(str_is(sto_table_get(t, 3, 0), "A\tB"));
+    CHECK(str_is(sto_table_get(t, 4, 0), "say \\hi"));
+    CHECK(sto_table_get(t, 1, 1).is_null);
+    CHECK(sto_table_get(t, 2, 1).is_null);
+    CHECK(str_is(sto_table_get(t, 3, 1), "")); /* an empty field is a string */
+    CHECK(str_is(sto_table_get(t, 4, 1), ""));
+    CHECK(sto_table_get(t, 7, 1).is_null);
+    CHECK_EQ_INT(sto_table_get(t, 1, 2).v.i64, 2000); /* blanks, exponent */
+    CHECK(str_is(sto_table_get(t, 4, 2), "two\nlines"));
+    CHECK(str_is(sto_table_get(t, 3, 3), "AB"));
+    CHECK(str_is(sto_table_get(t, 4, 3), "x\tyN")); /* \N inside a field is N */
+
+    sto_text_format f = o.format;
+    uint64_t w = 0;
+    st = sto_write_file(t, tmp_path("out.txt"), &f, &w);
+    CHECK(!st && w == 4);
+    sto_status_free(st);
+    char *out = read_all(tmp_path("out.txt"));
+    CHECK_STREQ(out, "1\t1.50\t1996-01-02\tA\\tB\tsay \\\\hi\t7\t1\tt\n"
+                     "2\t\\N\t\\N\t\t\t\\N\t\\N\t\\N\n"
+                     "3\t20.00\t1996-01-02\tC\ttwo\\nlines\t8\t1\tf\n"
+                     "4\t2.00\t1996-01-02\tAB\tx\\tyN\t8\t1\tf\n");
+    free(out);
+    sto_table *back = make_table();
+    REQUIRE(back);
+    st = sto_load_file(back, tmp_path("out.txt"), &o, &n);
+    CHECK(!st && n == 4);
+    sto_status_free(st);
+    CHECK(tables_equal(t, back));
+    sto_table_free(back);
+
+    /* An empty field is no number (PostgreSQL: 22P02), and \N no NOT NULL
+     * value. */
+    const char *bad = "\t1\t\\N\tA\t\\N\t\\N\t\\N\t\\N\n";
+    st = sto_load_buffer(t, "bad.txt", bad, strlen(bad), &o, NULL);
+    CHECK(st && strcmp(st->sqlstate, STO_INVALID_TEXT_REPRESENTATION) == 0);
+    sto_status_free(st);
+    const char *bad2 = "\\N\t1\t\\N\tA\t\\N\t\\N\t\\N\t\\N\n";
+    st = sto_load_buffer(t, "bad.txt", bad2, strlen(bad2), &o, NULL);
+    CHECK(st && strcmp(st->sqlstate, STO_NOT_NULL_VIOLATION) == 0);
+    sto_status_free(st);
+    CHECK_EQ_INT(sto_table_rows(t), 4);
+    sto_table_free(t);
+}
+
+/* .tbl fields take PostgreSQL's numeric spellings too: blanks around a
+ * number, an exponent in a DECIMAL; empty fields stay NULL. */
+static void test_tbl_numeric_spellings(void)
+{
+    sto_table *t = make_table();
+    REQUIRE(t);
+    const char *text = " 7 |1.5e2|1996-01-02 |ab|x| -3|2.5e0| t|\n"
+                       "8|||cd|||||\n";
+    sto_load_options o = tbl_opts(1);
+    uint64_t n = 0;
+    sto_status st = sto_load_buffer(t, "s.tbl", text, strlen(text), &o, &n);
+    CHECK(!st && n == 2);
+    if (st) fprintf(stderr, "%s\n", st->message);
+    sto_status_free(st);
+    CHECK_EQ_INT(sto_table_get(t, 0, 0).v.i64, 7);
+    CHECK_EQ_INT(sto_table_get(t, 1, 0).v.i64, 15000);
+    CHECK_EQ_INT(sto_table_get(t, 2, 0).v.i64, 9497);
+    CHECK_EQ_INT(sto_table_get(t, 5, 0).v.i64, -3);
+    CHECK(sto_table_get(t, 6, 0).v.f64 == 2.5);
+    CHECK_EQ_INT(sto_table_get(t, 7, 0).v.i64, 1);
+    CHECK(sto_table_get(t, 1, 1).is_null);
+    CHECK(sto_table_get(t, 4, 1).is_null);
+    /* the message shows the field as written */
+    const char *bad = "1|1e9|1996-01-02|ab|x|1|1|t|\n";
+    st = sto_load_buffer(t, "s.tbl", bad, strlen(bad), &o, NULL);
+    CHECK(st && strcmp(st->sqlstate, STO_NUMERIC_VALUE_OUT_OF_RANGE) == 0 &&
+          strstr(st->message, "\"1e9\""));
+    sto_status_free(st);
+    sto_table_free(t);
+}
+
 /* A few thousand varied rows, some with quoted fields spanning lines. */
 static char *make_big_text(bool csv, size_t rows, size_t *len)
 {
@@ -577,6 +680,8 @@ int main(void)
     RUN(test_bad_input);
     RUN(test_missing_and_unreadable);
     RUN(test_csv_quoting);
+    RUN(test_pg_text);
+    RUN(test_tbl_numeric_spellings);
     RUN(test_parallel_equals_serial);
     RUN(test_cancel);
     RUN(test_mutations);

@@ -121,13 +121,37 @@ static void test_decimals(void)
     CHECK(dec("999999999999999999", 18, 0, &v) == STO_PARSE_OK && v == 999999999999999999LL);
     CHECK(dec("1000000000000000000", 18, 0, &v) == STO_PARSE_OUT_OF_RANGE);
     CHECK(dec("123456789012345678901234567890", 18, 2, &v) == STO_PARSE_OUT_OF_RANGE);
+    /* An exponent moves the point (PostgreSQL's numeric input), with the
+     * same rounding and range rules. */
+    CHECK(dec("1e5", 15, 2, &v) == STO_PARSE_OK && v == 10000000);
+    CHECK(dec("1e2", 5, 0, &v) == STO_PARSE_OK && v == 100);
+    CHECK(dec("1E+2", 5, 0, &v) == STO_PARSE_OK && v == 100);
+    CHECK(dec("-1.25e-1", 5, 3, &v) == STO_PARSE_OK && v == -125);
+    CHECK(dec("-1.25e-1", 5, 2, &v) == STO_PARSE_OK && v == -13);
+    CHECK(dec("0.0005e1", 5, 2, &v) == STO_PARSE_OK && v == 1);
+    CHECK(dec("0.0004e1", 5, 2, &v) == STO_PARSE_OK && v == 0);
+    CHECK(dec("12345e-3", 6, 3, &v) == STO_PARSE_OK && v == 12345);
+    CHECK(dec(".5e1", 3, 0, &v) == STO_PARSE_OK && v == 5);
+    CHECK(dec("5.e-1", 3, 0, &v) == STO_PARSE_OK && v == 1);
+    CHECK(dec("0e99999999", 3, 0, &v) == STO_PARSE_OK && v == 0);
+    CHECK(dec("1e-99999999", 3, 2, &v) == STO_PARSE_OK && v == 0);
+    CHECK(dec("9.9999e2", 5, 2, &v) == STO_PARSE_OK && v == 99999);
+    CHECK(dec("9.99995e2", 5, 2, &v) == STO_PARSE_OUT_OF_RANGE);
+    CHECK(dec("1e3", 5, 2, &v) == STO_PARSE_OUT_OF_RANGE);
+    CHECK(dec("1e99999999", 18, 0, &v) == STO_PARSE_OUT_OF_RANGE);
+    CHECK(dec("0.000000000000000000000012345678901234567e40", 18, 0, &v) == STO_PARSE_OK &&
+          v == 123456789012345670LL);
     /* Not numbers. */
     CHECK(dec("abc", 15, 2, &v) == STO_PARSE_INVALID);
     CHECK(dec("", 15, 2, &v) == STO_PARSE_INVALID);
     CHECK(dec("-", 15, 2, &v) == STO_PARSE_INVALID);
     CHECK(dec(".", 15, 2, &v) == STO_PARSE_INVALID);
     CHECK(dec("1.2.3", 15, 2, &v) == STO_PARSE_INVALID);
-    CHECK(dec("1e5", 15, 2, &v) == STO_PARSE_INVALID);
+    CHECK(dec("1e", 15, 2, &v) == STO_PARSE_INVALID);
+    CHECK(dec("e5", 15, 2, &v) == STO_PARSE_INVALID);
+    CHECK(dec("1e+", 15, 2, &v) == STO_PARSE_INVALID);
+    CHECK(dec("1e5x", 15, 2, &v) == STO_PARSE_INVALID);
+    CHECK(dec("1e5.0", 15, 2, &v) == STO_PARSE_INVALID);
     CHECK(dec(" 1", 15, 2, &v) == STO_PARSE_INVALID);
     CHECK(dec("--1", 15, 2, &v) == STO_PARSE_INVALID);
 
