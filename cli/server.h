@@ -146,6 +146,13 @@ struct srv_conn {
     char options[256]; /* the startup parameter: -c name=value ... */
     srv_stmt *stmts;
     srv_portal *portals;
+
+    /* COPY through CopyData messages (the session's rackdb_copy_io). */
+    bool copy_out;            /* CopyOutResponse sent: CopyDone follows success */
+    bool copy_in_ended;       /* CopyDone received */
+    const char *copy_pending; /* unread part of the last CopyData (into in) */
+    size_t copy_pending_len;
+    char copy_fail[256]; /* the client's CopyFail message */
 };
 
 /* Runs one accepted connection to its end and frees it (a thread body). */

@@ -13,6 +13,12 @@
  * once, on the first Describe or Execute, keeps the rows and hands them out
  * max_rows at a time (PortalSuspended in between).
  *
+ * COPY FROM STDIN / TO STDOUT: the session's COPY data channel
+ * (rackdb_session_set_copy_io) is served here with the COPY sub-protocol —
+ * CopyInResponse then CopyData until CopyDone/CopyFail, or CopyOutResponse,
+ * CopyData and CopyDone — while the engine's statement runs; copy messages
+ * that arrive after a failed COPY are dropped.
+ *
  * Transactions: rackdb makes every statement durable on its own, so BEGIN,
  * COMMIT and ROLLBACK only drive the status byte of ReadyForQuery as
  * PostgreSQL does: 'T' after BEGIN; an error inside the block makes it 'E',
@@ -169,6 +175,86 @@ static msg_result next_message(srv_conn *c, char *type, const char **body, size_
         }
         if (!read_more(c, want)) return MSG_CLOSED;
     }
+}
+
+/* --- COPY FROM STDIN / TO STDOUT ------------------------------------------------------ */
+
+/* The engine asks for COPY data through these (rackdb_copy_io); they speak
+ * the COPY sub-protocol on the connection. */
+static int copy_begin(void *arg, rackdb_copy_dir dir, uint32_t columns, bool csv)
+{
+    srv_conn *c = arg;
+    (void)csv; /* CSV is text too: format 0 */
+    uint16_t n = columns > UINT16_MAX ? UINT16_MAX : (uint16_t)columns;
+    if (dir == RACKDB_COPY_OUT) {
+        pgw_put_copy_out_response(&c->out, n);
+        c->copy_out = true;
+        return 0;
+    }
+    c->copy_in_ended = false;
+    c->copy_pending = NULL;
+    c->copy_pending_len = 0;
+    pgw_put_copy_in_response(&c->out, n);
+    return flush_out(c) ? 0 : -1;
+}
+
+/* Hands out CopyData bytes until CopyDone (0) or CopyFail (-1). The data
+ * stays in c->in until the next message is read, so it is copied once,
+ * into the engine's buffer. */
+static long copy_read(void *arg, char *buf, size_t cap, const char **message)
+{
+    srv_conn *c = arg;
+    while (!c->copy_pending_len) {
+        if (c->copy_in_ended) return 0;
+        char type;
+        const char *body;
+        size_t len;
+        if (next_message(c, &type, &body, &len) != MSG_OK) {
+            atomic_store(&c->peer_gone, true);
+            *message = "the connection was lost";
+            return -1;
+        }
+        switch (type) {
+        case 'd':
+            c->copy_pending = body;
+            c->copy_pending_len = len;
+            break;
+        case 'c':
+            c->copy_in_ended = true;
+            return 0;
+        case 'f': {
+            const char *m = "";
+            sto_status st = pgw_read_copy_fail(body, len, &m);
+            snprintf(c->copy_fail, sizeof(c->copy_fail), "%s", st ? "malformed CopyFail" : m);
+            sto_status_free(st);
+            *message = c->copy_fail;
+            return -1;
+        }
+        case 'H': /* Flush and Sync mean nothing during COPY IN (as in PostgreSQL) */
+        case 'S':
+            break;
+        default:
+            snprintf(c->copy_fail, sizeof(c->copy_fail),
+                     "unexpected message type 0x%02x during COPY from stdin", (unsigned char)type);
+            *message = c->copy_fail;
+            return -1;
+        }
+    }
+    size_t n = c->copy_pending_len < cap ? c->copy_pending_len : cap;
+    memcpy(buf, c->copy_pending, n);
+    c->copy_pending += n;
+    c->copy_pending_len -= n;
+    return (long)n;
+}
+
+static int copy_write(void *arg, const char *data, size_t len)
+{
+    srv_conn *c = arg;
+    if (atomic_load(&c->peer_gone)) return -1;
+    pgw_put_copy_data(&c->out, data, len);
+    if (c->out.oom) return -1;
+    flush_if_large(c);
+    return atomic_load(&c->peer_gone) ? -1 : 0;
 }
 
 /* --- startup and authentication --------------------------------------------------- */
@@ -434,6 +520,9 @@ static bool run_statement(srv_conn *c, const char *text, srv_result **out, srv_e
     atomic_store(&c->busy, true);
     rackdb_code rc = rackdb_next(c->session, &p, &r, &re);
     atomic_store(&c->busy, false);
+    /* COPY TO STDOUT ends with CopyDone, but not when it failed */
+    if (c->copy_out && rc == RACKDB_OK) pgw_put_copy_done(&c->out);
+    c->copy_out = false;
     if (rc == RACKDB_DONE) return true;
     if (rc == RACKDB_ERROR) {
         err_from_engine(e, re);
@@ -564,7 +653,18 @@ static int char_count(const char *s, size_t n)
 static void simple_query(srv_conn *c, const char *sql)
 {
     size_t total = strlen(sql);
+    /* sql points into c->in, which COPY FROM STDIN reads more messages into */
+    char *own = strdup(sql);
+    if (!own) {
+        srv_err e;
+        err_set(&e, STO_OUT_OF_MEMORY, 0, "out of memory");
+        send_error(c, "ERROR", &e);
+        pgw_put_ready(&c->out, c->txn);
+        return;
+    }
+    sql = own;
     if (rackdb_is_blank(sql, total)) {
+        free(own);
         pgw_put_empty_query(&c->out);
         pgw_put_ready(&c->out, c->txn);
         return;
@@ -599,8 +699,12 @@ static void simple_query(srv_conn *c, const char *sql)
             break;
         }
         p += len;
-        if (atomic_load(&c->peer_gone)) return;
+        if (atomic_load(&c->peer_gone)) {
+            free(own);
+            return;
+        }
     }
+    free(own);
     pgw_put_ready(&c->out, c->txn);
 }
 
@@ -1044,6 +1148,8 @@ void *srv_conn_main(void *arg)
     pthread_mutex_lock(&srv->lock);
     c->session = session;
     pthread_mutex_unlock(&srv->lock);
+    rackdb_copy_io io = {copy_begin, copy_read, copy_write, c};
+    rackdb_session_set_copy_io(session, &io);
     if (c->options[0] && !apply_options(c, c->options, &e)) {
         fatal(c, &e);
         goto done;

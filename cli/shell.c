@@ -13,6 +13,80 @@
 
 #define MAX_READ_DEPTH 16
 
+/* --- COPY FROM STDIN / TO STDOUT -------------------------------------------------- */
+
+static int copy_begin(void *arg, rackdb_copy_dir dir, uint32_t columns, bool csv)
+{
+    cli_shell *sh = arg;
+    (void)columns;
+    (void)csv;
+    if (dir == RACKDB_COPY_OUT) {
+        sh->copied_out = true;
+        return 0;
+    }
+    sh->copy_in_ended = false;
+    sh->copy_line_start = true;
+    sh->copy_pos = sh->copy_len = 0;
+    /* A script's data is followed by more script, and a person types it: read
+     * lines and stop at \. so that what follows stays unread. */
+    sh->copy_by_line = sh->copy_in != stdin || sh->reading_stdin || sh->interactive;
+    if (sh->interactive && sh->copy_in == stdin)
+        fprintf(sh->err, "Enter data to be copied followed by a newline.\n"
+                         "End with a backslash and a period on a line by itself, or an EOF "
+                         "signal.\n");
+    return 0;
+}
+
+/* True when s (a whole line, with its newline if any) is the \. end marker. */
+static bool is_end_marker(const char *s)
+{
+    return strcmp(s, "\\.\n") == 0 || strcmp(s, "\\.\r\n") == 0 || strcmp(s, "\\.") == 0;
+}
+
+static long copy_read(void *arg, char *buf, size_t cap, const char **message)
+{
+    cli_shell *sh = arg;
+    if (!sh->copy_by_line) {
+        /* nothing else reads this stream: whole blocks, straight into the
+         * engine's buffer (it finds a \. line itself) */
+        size_t n = sh->copy_in_ended ? 0 : fread(buf, 1, cap, sh->copy_in);
+        if (n > 0) return (long)n;
+        sh->copy_in_ended = true;
+        if (!ferror(sh->copy_in)) return 0;
+        *message = "could not read the input";
+        return -1;
+    }
+    while (sh->copy_pos == sh->copy_len) {
+        if (sh->copy_in_ended) return 0;
+        if (!fgets(sh->copy_buf, sizeof(sh->copy_buf), sh->copy_in)) {
+            sh->copy_in_ended = true;
+            if (!ferror(sh->copy_in)) return 0;
+            *message = "could not read the input";
+            return -1;
+        }
+        bool line_start = sh->copy_line_start;
+        size_t n = strlen(sh->copy_buf);
+        sh->copy_line_start = n > 0 && sh->copy_buf[n - 1] == '\n';
+        if (line_start && is_end_marker(sh->copy_buf)) {
+            sh->copy_in_ended = true;
+            return 0;
+        }
+        sh->copy_pos = 0;
+        sh->copy_len = n;
+    }
+    size_t n = sh->copy_len - sh->copy_pos;
+    if (n > cap) n = cap;
+    memcpy(buf, sh->copy_buf + sh->copy_pos, n);
+    sh->copy_pos += n;
+    return (long)n;
+}
+
+static int copy_write(void *arg, const char *data, size_t len)
+{
+    cli_shell *sh = arg;
+    return fwrite(data, 1, len, sh->out) == len ? 0 : -1;
+}
+
 void cli_shell_init(cli_shell *sh, rackdb *db, rackdb_session *session)
 {
     memset(sh, 0, sizeof(*sh));
@@ -21,6 +95,9 @@ void cli_shell_init(cli_shell *sh, rackdb *db, rackdb_session *session)
     sh->mode = CLI_MODE_TABLE;
     sh->out = stdout;
     sh->err = stderr;
+    sh->copy_in = stdin;
+    rackdb_copy_io io = {copy_begin, copy_read, copy_write, sh};
+    rackdb_session_set_copy_io(session, &io);
 }
 
 /* Rows in the current mode; a command tag in table mode unless quiet, the
@@ -29,7 +106,7 @@ static void print_result(cli_shell *sh, rackdb_result *r)
 {
     if (rackdb_result_has_rows(r)) {
         if (!cli_print_result(sh->out, r, sh->mode)) fprintf(sh->err, "ERROR:  out of memory\n");
-    } else if (sh->mode == CLI_MODE_TABLE && !sh->quiet) {
+    } else if (sh->mode == CLI_MODE_TABLE && !sh->quiet && !sh->copied_out) {
         fprintf(sh->out, "%s\n", rackdb_result_tag(r));
     }
     if (sh->timer && rackdb_result_compile_ms(r) > 0)
@@ -49,6 +126,7 @@ bool cli_shell_run_sql(cli_shell *sh, const char *text)
     for (;;) {
         rackdb_result *r;
         rackdb_error *e;
+        sh->copied_out = false;
         rackdb_code rc = rackdb_next(sh->session, &p, &r, &e);
         if (rc == RACKDB_DONE) return true;
         if (rc == RACKDB_ERROR) {
@@ -117,10 +195,25 @@ static bool dot_tables(cli_shell *sh)
     return true;
 }
 
-static bool dot_schema(cli_shell *sh, const char *name)
+/* .schema NAME takes NAME as SQL writes an identifier (psql's \d does the
+ * same): lower-cased, unless "double quoted", which keeps it as written. */
+static void fold_identifier(char *name)
+{
+    size_t n = strlen(name);
+    if (n >= 2 && name[0] == '"' && name[n - 1] == '"') {
+        memmove(name, name + 1, n - 2);
+        name[n - 2] = '\0';
+        return;
+    }
+    for (char *p = name; *p; p++)
+        if (*p >= 'A' && *p <= 'Z') *p = (char)(*p - 'A' + 'a');
+}
+
+static bool dot_schema(cli_shell *sh, char *name)
 {
     char *text;
     rackdb_error *e;
+    if (name) fold_identifier(name);
     if (rackdb_schema(sh->db, name, &text, &e) != RACKDB_OK) return api_error(sh, e);
     fputs(text, sh->out);
     rackdb_free(text);
@@ -202,6 +295,10 @@ static void buf_consume(text_buf *b, size_t n)
 
 bool cli_shell_run_stream(cli_shell *sh, FILE *in, const char *name)
 {
+    FILE *outer_copy_in = sh->copy_in;
+    bool outer_reading_stdin = sh->reading_stdin;
+    sh->copy_in = in; /* a script's COPY FROM STDIN data follows in the script */
+    sh->reading_stdin = sh->reading_stdin || in == stdin;
     text_buf pending = {0};
     char *line = NULL;
     size_t line_cap = 0;
@@ -242,6 +339,8 @@ bool cli_shell_run_stream(cli_shell *sh, FILE *in, const char *name)
         ok = cli_shell_run_sql(sh, pending.s);
     free(line);
     free(pending.s);
+    sh->copy_in = outer_copy_in;
+    sh->reading_stdin = outer_reading_stdin;
     return ok;
 }
 

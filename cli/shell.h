@@ -9,6 +9,9 @@
  * starts. A line starting with `.` while no statement is pending is a dot
  * command (.mode, .timer, .tables, .schema, .read, .help, .quit).
  *
+ * COPY ... FROM STDIN and TO STDOUT exchange their data with the shell's
+ * input stream and stdout (rackdb_session_set_copy_io).
+ *
  * Scripts (stdin, -f, -c, .read) stop at the first failing statement; the
  * interactive loop reports the error and goes on.
  */
@@ -31,6 +34,17 @@ typedef struct cli_shell {
     bool quit;        /* .quit was given */
     int read_depth;   /* nesting of .read */
     FILE *out, *err;
+    /* COPY FROM STDIN reads the stream the shell reads its input from (so a
+     * script's data lines follow the statement, ending at a \. line or
+     * EOF); COPY TO STDOUT writes to `out`, without the "COPY n" tag. */
+    FILE *copy_in;
+    bool copy_in_ended;   /* \. or EOF seen */
+    bool copy_line_start; /* the next byte of copy_in starts a line */
+    bool copied_out;      /* the running statement wrote COPY TO STDOUT data */
+    bool copy_by_line;    /* read copy_in line by line (else in blocks) */
+    bool reading_stdin;   /* statements are being read from stdin */
+    size_t copy_pos, copy_len;
+    char copy_buf[16384]; /* copy_buf[copy_pos, copy_len): read, not yet handed on */
 } cli_shell;
 
 void cli_shell_init(cli_shell *sh, rackdb *db, rackdb_session *session);

@@ -253,7 +253,7 @@ static void row_text(rackdb_result *r, uint64_t i, char *buf, size_t size)
     size_t len = 0;
     buf[0] = '\0';
     for (uint32_t c = 0; c < rackdb_result_column_count(r); c++) {
-        const char *v = rackdb_result_is_null(r, i, c) ? "" : rackdb_result_text(r, i, c);
+        const char *v = rackdb_result_is_null(r, i, c) ? "NULL" : rackdb_result_text(r, i, c);
         int n = snprintf(buf + len, len < size ? size - len : 0, "%s%s", c ? "|" : "", v);
         if (n > 0) len += (size_t)n;
         if (len >= size) break;
@@ -280,7 +280,7 @@ static bool check_rows(rackdb_result *r, const char *answer, char *msg, size_t s
         for (uint32_t c = 0; c < ncols && same; c++) {
             const char *fend = memchr(f, '|', (size_t)(line + llen - f));
             size_t flen = fend ? (size_t)(fend - f) : (size_t)(line + llen - f);
-            const char *v = rackdb_result_is_null(r, i, c) ? "" : rackdb_result_text(r, i, c);
+            const char *v = rackdb_result_is_null(r, i, c) ? "NULL" : rackdb_result_text(r, i, c);
             same = field_equal(v, strlen(v), f, flen);
             f = fend ? fend + 1 : line + llen;
             if (!fend && c + 1 < ncols) same = false;

@@ -34,6 +34,7 @@ typedef struct gen {
     LLVMBasicBlockRef next; /* where a rejected tuple goes */
     cg_var agg_states;      /* AGG without keys: the one group's states */
     LLVMBasicBlockRef probe_done;
+    LLVMValueRef *entries; /* per step: the join entry whose row is bound */
 } gen;
 
 static LLVMValueRef byte_ptr(gen *g, LLVMBuilderRef b, LLVMValueRef base, uint64_t off)
@@ -58,6 +59,30 @@ static int source_index(const cg_source *s, sql_colid id)
     return -1;
 }
 
+/* A build column of a probe step whose entry is bound. */
+static cg_val load_build_column(gen *g, cg_fn *f, sql_colid id, const sql_col_info *info)
+{
+    cg_module *m = g->m;
+    LLVMTypeRef ty = cg_type(m, info->type.id);
+    cg_val out = {LLVMGetUndef(ty), NULL};
+    for (uint32_t k = g->d->nsteps; k-- > 0;) {
+        const cg_probe *p = g->d->steps[k].probe;
+        if (!p || !g->entries[k]) continue;
+        for (uint32_t i = 0; i < p->nids; i++) {
+            if (p->ids[i] != id) continue;
+            LLVMValueRef row = byte_ptr(g, f->b, g->entries[k], p->entry_head);
+            out.v = LLVMBuildLoad2(f->b, ty, byte_ptr(g, f->b, row, (uint64_t)i * CG_ROW_SLOT), "");
+            if (info->nullable) {
+                LLVMValueRef nb = LLVMBuildLoad2(
+                    f->b, cg_i8(m), byte_ptr(g, f->b, row, cg_row_null_offset(p->ncols, i)), "");
+                out.null = LLVMBuildICmp(f->b, LLVMIntNE, nb, LLVMConstInt(cg_i8(m), 0, 0), "");
+            }
+            return out;
+        }
+    }
+    return out; /* not produced here: the planner checked that */
+}
+
 /* The load callback: column `id` of the current tuple. */
 static cg_val load_column(void *arg, cg_fn *f, sql_colid id)
 {
@@ -68,7 +93,7 @@ static cg_val load_column(void *arg, cg_fn *f, sql_colid id)
     LLVMTypeRef ty = cg_type(m, info->type.id);
     int i = source_index(s, id);
     cg_val out = {LLVMGetUndef(ty), NULL};
-    if (i < 0) return out; /* not produced here: the planner checked that */
+    if (i < 0) return load_build_column(g, f, id, info);
 
     if (s->kind == CG_SOURCE_ROWS) {
         LLVMValueRef rowp = LLVMBuildGEP2(
@@ -203,6 +228,7 @@ static sto_status agg_update(gen *g, const cg_agg_slot *a, uint32_t index, LLVMV
     LLVMBasicBlockRef done = if_not_null(g, v);
     if (cg_agg_is_distinct_set(a->func, a->distinct)) {
         cg_var tmp = cg_var_new(f, LLVMArrayType(cg_i8(m), CG_ROW_SLOT), NULL, "dval");
+        LLVMSetAlignment(tmp.slot, 16);
         LLVMBuildStore(b, v.v, tmp.slot);
         cg_call_checked(
             f, distinct_fn,
@@ -359,6 +385,7 @@ static sto_status sink_agg(gen *g)
     if (!st) {
         cg_var key = cg_var_new(
             f, LLVMArrayType(cg_i8(m), cg_row_bytes(nk) ? cg_row_bytes(nk) : 16), NULL, "key");
+        LLVMSetAlignment(key.slot, 16); /* the runtime reads the slots in their C types */
         for (uint32_t i = 0; i < nk; i++)
             store_slot(g, key.slot, nk, i, vals[i]);
         LLVMValueRef hash = nk ? cg_hash_vals(f, vals, types, nk) : cg_const_i64(m, 0);
@@ -398,11 +425,345 @@ static void count(gen *g, uint32_t i)
     LLVMBuildStore(b, LLVMBuildAdd(b, c, cg_const_i64(g->m, 1), ""), p);
 }
 
+/* A join's build sink: the row, appended with the key's hash, or as a row
+ * whose key has a NULL (which never matches). */
+static sto_status sink_join(gen *g)
+{
+    const cg_sink *s = &g->d->sink;
+    cg_fn *f = g->f;
+    cg_module *m = g->m;
+    LLVMTypeRef ptr = cg_ptr(m);
+    sto_status st = STO_OK;
+    LLVMValueRef append = helper(g, "cg_pipeline_join_append", (void *)s->join_append,
+                                 (LLVMTypeRef[]){ptr, ptr, cg_i64(m), ptr}, 4, &st);
+    if (st) return st;
+    LLVMValueRef append_null =
+        helper(g, "cg_pipeline_join_append_null", (void *)s->join_append_null,
+               (LLVMTypeRef[]){ptr, ptr, ptr}, 3, &st);
+    if (st) return st;
+    uint32_t nk = s->join_nkeys, first = s->ncols - nk;
+    cg_val *vals = calloc(s->ncols ? s->ncols : 1, sizeof(*vals));
+    sto_type *types = calloc(nk ? nk : 1, sizeof(*types));
+    if (!vals || !types) st = sto_error_oom();
+    for (uint32_t i = 0; !st && i < s->ncols; i++)
+        st = cg_expr_compile(f, g->d->ctx, s->exprs[i], &g->bind, &vals[i]);
+    if (!st) {
+        LLVMValueRef anynull = NULL;
+        for (uint32_t k = 0; k < nk; k++) {
+            types[k] = s->exprs[first + k]->type;
+            if (vals[first + k].null)
+                anynull = anynull ? LLVMBuildOr(f->b, anynull, vals[first + k].null, "")
+                                  : vals[first + k].null;
+        }
+        LLVMValueRef hash = nk ? cg_hash_vals(f, vals + first, types, nk) : cg_const_i64(m, 0);
+        cg_var slot = cg_var_new(f, ptr, NULL, "row");
+        LLVMBasicBlockRef store = cg_block(f, "build.store");
+        if (anynull) {
+            LLVMBasicBlockRef keyed = cg_block(f, "build.keyed"), nulls = cg_block(f, "build.null");
+            LLVMBuildCondBr(f->b, anynull, nulls, keyed);
+            LLVMPositionBuilderAtEnd(f->b, nulls);
+            cg_call_checked(f, append_null, (LLVMValueRef[]){f->err, sink_state(g), slot.slot}, 3);
+            LLVMBuildBr(f->b, store);
+            LLVMPositionBuilderAtEnd(f->b, keyed);
+        }
+        cg_call_checked(f, append, (LLVMValueRef[]){f->err, sink_state(g), hash, slot.slot}, 4);
+        LLVMBuildBr(f->b, store);
+        LLVMPositionBuilderAtEnd(f->b, store);
+        LLVMValueRef row = cg_var_get(f, slot);
+        for (uint32_t i = 0; i < s->ncols; i++)
+            store_slot(g, row, s->ncols, i, vals[i]);
+    }
+    free(vals);
+    free(types);
+    return st;
+}
+
+static sto_status consume_from(gen *g, uint32_t first);
+
+/* The binding's cached values, saved around code that runs in a loop body
+ * or on one branch only (values loaded there do not dominate what follows). */
+typedef struct snap {
+    cg_val *vals;
+    uint32_t nlog;
+} snap;
+
+static sto_status snap_take(gen *g, snap *s)
+{
+    size_t n = (size_t)g->bind.ncols + 1;
+    s->vals = malloc(n * sizeof(*s->vals));
+    if (!s->vals) return sto_error_oom();
+    memcpy(s->vals, g->bind.vals, n * sizeof(*s->vals));
+    s->nlog = g->bind.nlog;
+    return STO_OK;
+}
+
+static void snap_restore(gen *g, snap *s)
+{
+    memcpy(g->bind.vals, s->vals, ((size_t)g->bind.ncols + 1) * sizeof(*s->vals));
+    g->bind.nlog = s->nlog;
+    free(s->vals);
+    s->vals = NULL;
+}
+
+/* The steps after step i and the sink, for one tuple leaving step i, with
+ * the build row of `entry` (NULL: the build columns are NULL); rejected
+ * tuples and finished ones go to `next`. */
+static sto_status emit_rest(gen *g, uint32_t i, LLVMValueRef entry, LLVMBasicBlockRef next)
+{
+    const cg_probe *p = g->d->steps[i].probe;
+    snap sn = {NULL, 0};
+    STO_TRY(snap_take(g, &sn));
+    LLVMBasicBlockRef saved_next = g->next;
+    LLVMValueRef saved_entry = g->entries[i];
+    g->next = next;
+    g->entries[i] = entry;
+    if (!entry && (p->kind == CG_JOIN_LEFT || p->kind == CG_JOIN_SINGLE))
+        for (uint32_t k = 0; k < p->nids; k++) {
+            const sql_col_info *info = sql_plan_col(g->d->ctx, p->ids[k]);
+            g->bind.vals[p->ids[k]] =
+                (cg_val){LLVMGetUndef(cg_type(g->m, info->type.id)), cg_const_bool(g->m, true)};
+        }
+    count(g, i);
+    sto_status st = consume_from(g, i + 1);
+    if (!st) LLVMBuildBr(g->f->b, next);
+    g->next = saved_next;
+    g->entries[i] = saved_entry;
+    snap_restore(g, &sn);
+    return st;
+}
+
+/* A probe step: hash the probe key, walk the chain of its slot, compare
+ * hashes, keys and the residual, and emit tuples per the join kind. */
+static sto_status probe_step(gen *g, uint32_t i)
+{
+    const cg_probe *p = g->d->steps[i].probe;
+    cg_fn *f = g->f;
+    cg_module *m = g->m;
+    LLVMBuilderRef b = f->b;
+    LLVMTypeRef ptr = cg_ptr(m), i64 = cg_i64(m), i8 = cg_i8(m);
+    uint32_t nk = p->nkeys, first = p->ncols - nk;
+    sto_status st = STO_OK;
+    LLVMValueRef single_error = NULL;
+    if (p->kind == CG_JOIN_SINGLE) {
+        single_error = helper(g, "cg_pipeline_join_single_error", (void *)p->single_error,
+                              (LLVMTypeRef[]){ptr}, 1, &st);
+        if (st) return st;
+    }
+    cg_val *kv = calloc(nk ? nk : 1, sizeof(*kv));
+    cg_val *bv = calloc(nk ? nk : 1, sizeof(*bv));
+    sto_type *types = calloc(nk ? nk : 1, sizeof(*types));
+    if (!kv || !bv || !types) st = sto_error_oom();
+    for (uint32_t k = 0; !st && k < nk; k++) {
+        st = cg_expr_compile(f, g->d->ctx, p->keys[k], &g->bind, &kv[k]);
+        types[k] = p->keys[k]->type;
+    }
+    if (st) goto out;
+    b = f->b;
+    LLVMValueRef anynull = NULL;
+    for (uint32_t k = 0; k < nk; k++)
+        if (kv[k].null) anynull = anynull ? LLVMBuildOr(b, anynull, kv[k].null, "") : kv[k].null;
+    LLVMValueRef hash = nk ? cg_hash_vals(f, kv, types, nk) : cg_const_i64(m, 0);
+    b = f->b;
+    LLVMValueRef dir =
+        LLVMBuildLoad2(b, ptr, byte_ptr(g, b, cg_const_ptr(m, p->table), p->dir_offset), "");
+    LLVMValueRef mask =
+        LLVMBuildLoad2(b, i64, byte_ptr(g, b, cg_const_ptr(m, p->table), p->mask_offset), "");
+    LLVMValueRef w = cg_load_elem(f, i64, dir, LLVMBuildAnd(b, hash, mask, ""));
+    LLVMValueRef tag =
+        LLVMBuildShl(b, cg_const_i64(m, 1),
+                     LLVMBuildAdd(b, cg_const_i64(m, 48),
+                                  LLVMBuildAnd(b, LLVMBuildLShr(b, hash, cg_const_i64(m, 32), ""),
+                                               cg_const_i64(m, 15), ""),
+                                  ""),
+                     "");
+    LLVMValueRef has =
+        LLVMBuildICmp(b, LLVMIntNE, LLVMBuildAnd(b, w, tag, ""), cg_const_i64(m, 0), "");
+    if (anynull) has = LLVMBuildAnd(b, has, LLVMBuildNot(b, anynull, ""), "");
+    LLVMValueRef head = LLVMBuildIntToPtr(
+        b, LLVMBuildAnd(b, w, cg_const_i64(m, 0x0000FFFFFFFFFFFFLL), ""), ptr, "");
+    cg_var cur = cg_var_new(f, ptr, NULL, "entry");
+    cg_var_set(f, cur, LLVMBuildSelect(b, has, head, LLVMConstNull(ptr), ""));
+    cg_var found = cg_var_new(f, ptr, NULL, "found"); /* LEFT, SINGLE, MARK */
+    cg_var_set(f, found, LLVMConstNull(ptr));
+    cg_var sawnull = cg_var_new(f, cg_i1(m), NULL, "sawnull"); /* MARK */
+    cg_var_set(f, sawnull, cg_const_bool(m, false));
+
+    LLVMBasicBlockRef outer = g->next;
+    LLVMBasicBlockRef loop = cg_block(f, "chain"), body = cg_block(f, "chain.body");
+    LLVMBasicBlockRef keys = cg_block(f, "chain.keys"), advance = cg_block(f, "chain.next");
+    LLVMBasicBlockRef end = cg_block(f, "chain.end"), hit_once = cg_block(f, "chain.hit");
+    LLVMBuildBr(b, loop);
+    LLVMPositionBuilderAtEnd(b, loop);
+    LLVMValueRef e = cg_var_get(f, cur);
+    LLVMBuildCondBr(b, LLVMBuildIsNull(b, e, ""), end, body);
+
+    LLVMPositionBuilderAtEnd(b, body);
+    LLVMValueRef eh = LLVMBuildLoad2(b, i64, byte_ptr(g, b, e, 8), "");
+    LLVMBuildCondBr(b, LLVMBuildICmp(b, LLVMIntEQ, eh, hash, ""), keys, advance);
+    LLVMPositionBuilderAtEnd(b, keys);
+    snap sn = {NULL, 0};
+    st = snap_take(g, &sn);
+    if (st) goto out;
+    g->entries[i] = e;
+    LLVMValueRef row = byte_ptr(g, b, e, p->entry_head);
+    for (uint32_t k = 0; k < nk; k++) {
+        bv[k].v = LLVMBuildLoad2(b, cg_type(m, types[k].id),
+                                 byte_ptr(g, b, row, (uint64_t)(first + k) * CG_ROW_SLOT), "");
+        /* a NULL build key never reaches the table */
+    }
+    LLVMValueRef eq = nk ? cg_equal_vals(f, kv, bv, types, nk, false) : cg_const_bool(m, true);
+    b = f->b;
+    if (p->residual) {
+        LLVMBasicBlockRef res = cg_block(f, "chain.residual");
+        LLVMBuildCondBr(b, eq, res, advance);
+        LLVMPositionBuilderAtEnd(b, res);
+        if (p->kind == CG_JOIN_MARK) {
+            /* x op ANY (...): a NULL comparison makes the mark NULL unless
+             * another row matches. */
+            cg_val rv;
+            st = cg_expr_compile(f, g->d->ctx, p->residual, &g->bind, &rv);
+            b = f->b;
+            if (!st) {
+                eq = LLVMBuildICmp(b, LLVMIntNE, rv.v, LLVMConstInt(i8, 0, 0), "");
+                if (rv.null) {
+                    eq = LLVMBuildAnd(b, eq, LLVMBuildNot(b, rv.null, ""), "");
+                    cg_var_set(f, sawnull, LLVMBuildOr(b, cg_var_get(f, sawnull), rv.null, ""));
+                }
+            }
+        } else {
+            st = cg_expr_compile_pred(f, g->d->ctx, p->residual, &g->bind, &eq);
+        }
+        b = f->b;
+    }
+    if (!st) {
+        LLVMBasicBlockRef match = cg_block(f, "chain.match");
+        LLVMBuildCondBr(b, eq, match, advance);
+        LLVMPositionBuilderAtEnd(b, match);
+        if (p->flag_matches) {
+            LLVMValueRef fl =
+                LLVMBuildStore(b, LLVMConstInt(i8, 1, 0), byte_ptr(g, b, e, p->flag_offset));
+            LLVMSetOrdering(fl, LLVMAtomicOrderingMonotonic);
+        }
+        switch (p->kind) {
+        case CG_JOIN_INNER:
+            st = emit_rest(g, i, e, advance);
+            break;
+        case CG_JOIN_LEFT:
+            cg_var_set(f, found, e);
+            st = emit_rest(g, i, e, advance);
+            break;
+        case CG_JOIN_SEMI:
+        case CG_JOIN_MARK:
+            cg_var_set(f, found, e);
+            LLVMBuildBr(b, hit_once);
+            break;
+        case CG_JOIN_ANTI:
+            LLVMBuildBr(b, outer);
+            break;
+        case CG_JOIN_SINGLE: {
+            LLVMBasicBlockRef dup = cg_block(f, "chain.dup"),
+                              first_hit = cg_block(f, "chain.first");
+            LLVMBuildCondBr(b, LLVMBuildIsNull(b, cg_var_get(f, found), ""), first_hit, dup);
+            LLVMPositionBuilderAtEnd(b, dup);
+            cg_call_checked(f, single_error, (LLVMValueRef[]){f->err}, 1);
+            LLVMBuildBr(f->b, first_hit);
+            LLVMPositionBuilderAtEnd(f->b, first_hit);
+            cg_var_set(f, found, e);
+            LLVMBuildBr(f->b, advance);
+            break;
+        }
+        }
+    }
+    g->entries[i] = NULL;
+    snap_restore(g, &sn);
+    if (st) goto out;
+    b = f->b;
+    LLVMPositionBuilderAtEnd(b, advance);
+    cg_var_set(f, cur, LLVMBuildLoad2(b, ptr, e, ""));
+    LLVMBuildBr(b, loop);
+
+    /* After the chain. */
+    LLVMPositionBuilderAtEnd(b, end);
+    switch (p->kind) {
+    case CG_JOIN_INNER:
+    case CG_JOIN_SEMI:
+        LLVMBuildBr(b, outer);
+        LLVMPositionBuilderAtEnd(b, hit_once);
+        if (p->kind == CG_JOIN_SEMI)
+            st = emit_rest(g, i, NULL, outer);
+        else
+            LLVMBuildBr(b, outer);
+        break;
+    case CG_JOIN_ANTI:
+        st = emit_rest(g, i, NULL, outer);
+        LLVMPositionBuilderAtEnd(f->b, hit_once);
+        LLVMBuildBr(f->b, outer);
+        break;
+    case CG_JOIN_LEFT:
+    case CG_JOIN_SINGLE: {
+        LLVMBasicBlockRef none = cg_block(f, "chain.none");
+        LLVMValueRef fe = cg_var_get(f, found);
+        LLVMBuildCondBr(b, LLVMBuildIsNull(b, fe, ""), none, hit_once);
+        LLVMPositionBuilderAtEnd(b, hit_once);
+        if (p->kind == CG_JOIN_SINGLE)
+            st = emit_rest(g, i, fe, outer);
+        else
+            LLVMBuildBr(b, outer);
+        if (!st) {
+            LLVMPositionBuilderAtEnd(f->b, none);
+            st = emit_rest(g, i, NULL, outer);
+        }
+        break;
+    }
+    case CG_JOIN_MARK: {
+        /* No match: NULL when a NULL took part (the probe key over a
+         * non-empty build side, or a NULL build key), else false. */
+        LLVMValueRef rows = LLVMBuildLoad2(b, i64, cg_const_ptr(m, p->build_rows), "");
+        LLVMValueRef nulls = LLVMBuildLoad2(b, i64, cg_const_ptr(m, p->build_null_rows), "");
+        LLVMValueRef some = LLVMBuildICmp(b, LLVMIntNE, rows, cg_const_i64(m, 0), "");
+        LLVMValueRef isnull = LLVMBuildICmp(b, LLVMIntNE, nulls, cg_const_i64(m, 0), "");
+        if (anynull) isnull = LLVMBuildOr(b, isnull, anynull, "");
+        isnull = LLVMBuildAnd(b, isnull, some, "");
+        isnull = LLVMBuildOr(b, isnull, cg_var_get(f, sawnull), "");
+        LLVMBasicBlockRef emit = cg_block(f, "mark.emit");
+        cg_var mv = cg_var_new(f, i8, NULL, "mark");
+        cg_var mn = cg_var_new(f, cg_i1(m), NULL, "mark.null");
+        cg_var_set(f, mv, LLVMConstInt(i8, 0, 0));
+        cg_var_set(f, mn, isnull);
+        LLVMBuildBr(b, emit);
+        LLVMPositionBuilderAtEnd(b, hit_once);
+        cg_var_set(f, mv, LLVMConstInt(i8, 1, 0));
+        cg_var_set(f, mn, cg_const_bool(m, false));
+        LLVMBuildBr(b, emit);
+        LLVMPositionBuilderAtEnd(b, emit);
+        snap ms = {NULL, 0};
+        st = snap_take(g, &ms);
+        if (st) goto out;
+        g->bind.vals[p->mark] = (cg_val){cg_var_get(f, mv), cg_var_get(f, mn)};
+        st = emit_rest(g, i, NULL, outer);
+        snap_restore(g, &ms);
+        break;
+    }
+    }
+    if (!st) LLVMPositionBuilderAtEnd(f->b, cg_block(f, "probe.after"));
+out:
+    free(kv);
+    free(bv);
+    free(types);
+    return st;
+}
+
 static sto_status consume(gen *g)
 {
+    return consume_from(g, 0);
+}
+
+static sto_status consume_from(gen *g, uint32_t first)
+{
     const cg_pipeline_desc *d = g->d;
-    for (uint32_t i = 0; i < d->nsteps; i++) {
+    for (uint32_t i = first; i < d->nsteps; i++) {
         const cg_step *s = &d->steps[i];
+        if (s->kind == CG_STEP_PROBE) return probe_step(g, i);
         if (s->kind == CG_STEP_FILTER) {
             LLVMValueRef pass;
             STO_TRY(cg_expr_compile_pred(g->f, d->ctx, s->pred, &g->bind, &pass));
@@ -422,7 +783,9 @@ static sto_status consume(gen *g)
         count(g, i);
     }
     count(g, d->nsteps);
-    return d->sink.kind == CG_SINK_ROWS ? sink_rows(g) : sink_agg(g);
+    return d->sink.kind == CG_SINK_ROWS   ? sink_rows(g)
+           : d->sink.kind == CG_SINK_JOIN ? sink_join(g)
+                                          : sink_agg(g);
 }
 
 /* --- producers --------------------------------------------------------------- */
@@ -453,6 +816,7 @@ static sto_status produce_loop(gen *g)
                                    (LLVMTypeRef[]){ptr, ptr, cg_i64(m), ptr, ptr}, 5, &st);
         if (st) return st;
         cg_var key = cg_var_new(f, LLVMArrayType(cg_i8(m), 16), NULL, "key0");
+        LLVMSetAlignment(key.slot, 16);
         g->agg_states = cg_var_new(f, ptr, NULL, "states0");
         cg_call_checked(f, find,
                         (LLVMValueRef[]){f->err, sink_state(g), cg_const_i64(m, 0), key.slot,
@@ -512,7 +876,9 @@ static sto_status build(const cg_pipeline_desc *d, cg_module *m)
     uint32_t n = d->source.ncols ? d->source.ncols : 1;
     g.col_base = calloc(n, sizeof(*g.col_base));
     g.col_valid = calloc(n, sizeof(*g.col_valid));
-    sto_status st = (!g.pre || !g.col_base || !g.col_valid) ? sto_error_oom() : STO_OK;
+    g.entries = calloc(d->nsteps ? d->nsteps : 1, sizeof(*g.entries));
+    sto_status st =
+        (!g.pre || !g.col_base || !g.col_valid || !g.entries) ? sto_error_oom() : STO_OK;
     if (!st) st = cg_binding_init(&g.bind, d->ctx, load_column, &g);
     if (!st) {
         if (d->params) g.bind.params = cg_const_ptr(m, d->params);
@@ -524,6 +890,7 @@ static sto_status build(const cg_pipeline_desc *d, cg_module *m)
     if (g.pre) LLVMDisposeBuilder(g.pre);
     free(g.col_base);
     free(g.col_valid);
+    free(g.entries);
     sto_status end = cg_fn_end(&f);
     if (st) {
         sto_status_free(end);

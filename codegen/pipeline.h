@@ -108,6 +108,13 @@ typedef int32_t (*cg_agg_find_fn)(cg_error *err, void *sink_state, uint64_t hash
 typedef int32_t (*cg_agg_distinct_fn)(cg_error *err, void *sink_state, uint8_t *state, uint32_t agg,
                                       const uint8_t *value);
 
+/* A build tuple whose join key has no NULL (hash of the key) or has one:
+ * *row points to the row to fill (see engine/rt_join.h). */
+typedef int32_t (*cg_join_append_fn)(cg_error *err, void *sink_state, uint64_t hash, uint8_t **row);
+typedef int32_t (*cg_join_append_null_fn)(cg_error *err, void *sink_state, uint8_t **row);
+/* Sets err to the error of a probe row matching twice (SINGLE joins). */
+typedef int32_t (*cg_join_error_fn)(cg_error *err);
+
 /* --- the description ------------------------------------------------------- */
 
 typedef enum cg_source_kind {
@@ -137,18 +144,57 @@ typedef struct cg_source {
 typedef enum cg_step_kind {
     CG_STEP_FILTER,  /* keep tuples where pred is true */
     CG_STEP_PROJECT, /* compute items[i].expr into column items[i].id */
+    CG_STEP_PROBE,   /* probe a join's hash table (probe below) */
 } cg_step_kind;
+
+/* How a probe turns matches into tuples (engine/rt_join.h has the rules). */
+typedef enum cg_join_kind {
+    CG_JOIN_INNER,  /* one tuple per match */
+    CG_JOIN_LEFT,   /* ... or one with the build columns NULL */
+    CG_JOIN_SEMI,   /* the probe tuple once, if it has a match */
+    CG_JOIN_ANTI,   /* the probe tuple, if it has none */
+    CG_JOIN_MARK,   /* the probe tuple with `mark` true / false / NULL */
+    CG_JOIN_SINGLE, /* LEFT, but a second match is an error */
+} cg_join_kind;
+
+/* A probe into a table of build entries: each entry is `entry_head` bytes
+ * (a next pointer at 0, the 64-bit hash at 8) then a row of ncols slots: the
+ * build columns ids[0..nids) then the nkeys build-side key values. The
+ * table is a power-of-two array of words (pointer in the low 48 bits, a tag
+ * bit (hash >> 32 & 15) + 48 set per chain member); the words' address and
+ * the mask are read at run time from table + dir_offset / mask_offset. A
+ * probe without keys (nested loop) uses hash 0, which every entry has. */
+typedef struct cg_probe {
+    cg_join_kind kind;
+    uint32_t nkeys;
+    const sql_bexpr *const *keys; /* probe-side key expressions */
+    uint32_t nids, ncols;
+    const sql_colid *ids;
+    const sql_bexpr *residual; /* NULL: none */
+    sql_colid mark;            /* MARK: the mark column */
+    const void *table;
+    uint32_t dir_offset, mask_offset, entry_head;
+    const uint64_t *build_rows, *build_null_rows; /* MARK: read at run time */
+    /* RIGHT/FULL: a match sets the byte at entry + flag_offset to 1 (the
+     * engine emits the entries it never set afterwards). */
+    bool flag_matches;
+    uint32_t flag_offset;
+    cg_join_error_fn single_error;
+} cg_probe;
 
 typedef struct cg_step {
     cg_step_kind kind;
     const sql_bexpr *pred;
     uint32_t count;
     const sql_proj_item *items;
+    cg_probe *probe; /* PROBE */
 } cg_step;
 
 typedef enum cg_sink_kind {
     CG_SINK_ROWS, /* append exprs as one row (row format over ncols) */
     CG_SINK_AGG,  /* find the group of keys, update the aggregates */
+    CG_SINK_JOIN, /* a join's build: ROWS whose last join_nkeys exprs are the
+                   * key, appended with its hash (or as a NULL key) */
 } cg_sink_kind;
 
 typedef struct cg_agg_slot {
@@ -165,6 +211,10 @@ typedef struct cg_sink {
     uint32_t ncols;
     const sql_bexpr *const *exprs;
     cg_rows_append_fn append;
+    /* JOIN */
+    uint32_t join_nkeys;
+    cg_join_append_fn join_append;
+    cg_join_append_null_fn join_append_null;
     /* AGG */
     uint32_t nkeys;
     const sql_bexpr *const *keys;

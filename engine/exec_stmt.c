@@ -20,6 +20,7 @@
 
 #include "engine/executor.h"
 #include "engine/literal.h"
+#include "engine/mem.h"
 #include "engine/persist.h"
 #include "sql/bind.h"
 #include "storage/loader.h"
@@ -100,7 +101,7 @@ sto_status eng_schema_from_defs(const sql_column_def_list *cols, const sql_ident
         types[i] = c->type;
         not_null[i] = c->not_null || c->primary_key;
         for (int j = 0; j < i; j++) {
-            if (strcasecmp(names[j], c->name) == 0) {
+            if (strcmp(names[j], c->name) == 0) {
                 st = sto_error_at(STO_DUPLICATE_COLUMN, c->pos,
                                   "column \"%s\" specified more than once", c->name);
                 goto out;
@@ -110,7 +111,7 @@ sto_status eng_schema_from_defs(const sql_column_def_list *cols, const sql_ident
     for (int k = 0; pk && k < pk->count; k++) {
         int found = -1;
         for (int i = 0; i < n; i++)
-            if (strcasecmp(names[i], pk->items[k]->name) == 0) found = i;
+            if (strcmp(names[i], pk->items[k]->name) == 0) found = i;
         if (found < 0) {
             st = sto_error_at(STO_UNDEFINED_COLUMN, pk->items[k]->pos,
                               "column \"%s\" named in key does not exist", pk->items[k]->name);
@@ -163,6 +164,18 @@ out:
     return eng_result_new_tag(out, "CREATE TABLE");
 }
 
+/* The views reading what DROP removes: without CASCADE a refusal (2BP01)
+ * before anything is written, on disk or in memory; with CASCADE they are
+ * dropped first and the remaining views saved. */
+static sto_status drop_dependents(eng_stmt_ctx *ctx, eng_catalog *c, const sql_stmt *stmt)
+{
+    if (!stmt->drop.cascade)
+        return eng_catalog_check_dependents(c, stmt->drop.name, stmt->drop.name_pos);
+    uint32_t dropped = 0;
+    STO_TRY(eng_catalog_drop_dependents(c, stmt->drop.name, &dropped));
+    return dropped ? eng_persist_views(dir_of(ctx), c, NULL) : STO_OK;
+}
+
 static sto_status exec_drop_table(eng_stmt_ctx *ctx, const sql_stmt *stmt, eng_result **out)
 {
     const char *name = stmt->drop.name;
@@ -170,7 +183,8 @@ static sto_status exec_drop_table(eng_stmt_ctx *ctx, const sql_stmt *stmt, eng_r
     sto_status st = STO_OK;
     eng_catalog_write_lock(c);
     if (eng_catalog_table(c, name)) {
-        st = eng_persist_tables(dir_of(ctx), c, name, 0, NULL, NULL);
+        st = drop_dependents(ctx, c, stmt);
+        if (!st) st = eng_persist_tables(dir_of(ctx), c, name, 0, NULL, NULL);
         if (!st) st = eng_catalog_drop_table(c, name, false, stmt->drop.name_pos, NULL);
     } else {
         /* Missing, or a view: the catalog words the error (or IF EXISTS). */
@@ -222,7 +236,10 @@ static sto_status exec_drop_view(eng_stmt_ctx *ctx, const sql_stmt *stmt, eng_re
     eng_catalog *c = catalog_of(ctx);
     sto_status st = STO_OK;
     eng_catalog_write_lock(c);
-    if (eng_catalog_view(c, name)) st = eng_persist_views(dir_of(ctx), c, name);
+    if (eng_catalog_view(c, name)) {
+        st = drop_dependents(ctx, c, stmt);
+        if (!st) st = eng_persist_views(dir_of(ctx), c, name);
+    }
     if (!st) st = eng_catalog_drop_view(c, name, stmt->drop.if_exists, stmt->drop.name_pos, NULL);
     eng_catalog_unlock(c);
     if (st) return st;
@@ -277,7 +294,11 @@ static bool ends_with(const char *s, const char *suffix)
  * FORMAT a file named *.tbl is read as dbgen's format, others as text. */
 static sto_status copy_format(const sql_stmt *stmt, sto_text_format *fmt)
 {
-    enum { TEXT, CSV, TBL } kind = ends_with(stmt->copy.file, ".tbl") ? TBL : TEXT;
+    enum {
+        TEXT,
+        CSV,
+        TBL
+    } kind = stmt->copy.file && ends_with(stmt->copy.file, ".tbl") ? TBL : TEXT;
     int delimiter = -1;
     bool header = false;
     const sql_option_list *opts = &stmt->copy.options;
@@ -322,18 +343,27 @@ static sto_status copy_format(const sql_stmt *stmt, sto_text_format *fmt)
     return STO_OK;
 }
 
+/* COPY FROM STDIN / TO STDOUT need the session's data channel
+ * (rackdb_session_set_copy_io). */
+static sto_status copy_check_io(eng_stmt_ctx *ctx, const sql_stmt *stmt)
+{
+    const rackdb_copy_io *io = &ctx->session->copy_io;
+    bool ok = stmt->kind == SQL_STMT_COPY_FROM ? io->read != NULL : io->write != NULL;
+    if (stmt->copy.file || ok) return STO_OK;
+    return sto_error_at(STO_FEATURE_NOT_SUPPORTED, stmt->pos,
+                        "COPY %s is not supported by this client: name a file",
+                        stmt->kind == SQL_STMT_COPY_FROM ? "FROM STDIN" : "TO STDOUT");
+}
+
 static sto_status copy_check(const sql_stmt *stmt, const sto_table *t)
 {
-    if (!stmt->copy.file)
-        return sto_error_at(STO_FEATURE_NOT_SUPPORTED, stmt->pos,
-                            "COPY needs a file name (STDIN/STDOUT are not supported)");
     const sql_ident_list *cols = &stmt->copy.columns;
     if (!cols->count) return STO_OK;
     /* A column list is fine when it is exactly the table's columns in order. */
     const sto_schema *s = sto_table_schema(t);
     bool same = (uint32_t)cols->count == s->ncols;
     for (int i = 0; same && i < cols->count; i++)
-        same = strcasecmp(cols->items[i]->name, s->cols[i].name) == 0;
+        same = strcmp(cols->items[i]->name, s->cols[i].name) == 0;
     if (!same)
         return sto_error_at(STO_FEATURE_NOT_SUPPORTED, cols->items[0]->pos,
                             "COPY with a column list other than all columns in order is not "
@@ -346,11 +376,117 @@ static sto_status missing_table(const char *name, int pos)
     return sto_error_at(STO_UNDEFINED_TABLE, pos, "relation \"%s\" does not exist", name);
 }
 
+/* The data of a COPY FROM STDIN ends at a line holding only \. (or at
+ * the end of the input): the length before that line. */
+static size_t stdin_data_end(const char *data, size_t len)
+{
+    size_t pos = 0;
+    while (pos < len) {
+        if (data[pos] == '\\' && pos + 1 < len && data[pos + 1] == '.') {
+            size_t e = pos + 2;
+            if (e < len && data[e] == '\r') e++;
+            if (e == len || data[e] == '\n') return pos;
+        }
+        const char *nl = memchr(data + pos, '\n', len - pos);
+        if (!nl) break;
+        pos = (size_t)(nl - data) + 1;
+    }
+    return len;
+}
+
+/* Reads all of a COPY FROM STDIN's data through the session's channel into
+ * one malloc'd buffer: the loader parses a whole buffer in parallel, so the
+ * input is held once, bounded by memory_limit. */
+static sto_status stdin_read_all(eng_stmt_ctx *ctx, char **out, size_t *out_len)
+{
+    rackdb_session *s = ctx->session;
+    const rackdb_copy_io *io = &s->copy_io;
+    uint64_t limit = s->settings.memory_limit;
+    size_t cap = (size_t)1 << 16, len = 0;
+    if (limit && cap > limit) cap = (size_t)limit;
+    char *buf = malloc(cap);
+    if (!buf) return sto_error_oom();
+    sto_status st = STO_OK;
+    for (;;) {
+        if (eng_session_canceled(s)) {
+            st = eng_canceled_error();
+            break;
+        }
+        if (len == cap) {
+            if (limit && cap >= limit) {
+                char lim[32];
+                eng_mem_format(limit, lim, sizeof(lim));
+                st = sto_error(STO_OUT_OF_MEMORY,
+                               "COPY FROM STDIN data is larger than memory_limit %s", lim);
+                break;
+            }
+            size_t ncap = cap * 2;
+            if (limit && ncap > limit) ncap = (size_t)limit;
+            char *p = realloc(buf, ncap);
+            if (!p) {
+                st = sto_error_oom();
+                break;
+            }
+            buf = p;
+            cap = ncap;
+        }
+        const char *message = NULL;
+        long n = io->read(io->arg, buf + len, cap - len, &message);
+        if (n < 0) {
+            st = sto_error(STO_QUERY_CANCELED, "COPY from stdin failed: %s",
+                           message ? message : "canceled by the client");
+            break;
+        }
+        if (n == 0) break;
+        len += (size_t)n;
+    }
+    if (st) {
+        free(buf);
+        return st;
+    }
+    *out = buf;
+    *out_len = stdin_data_end(buf, len);
+    return STO_OK;
+}
+
+/* Checks a COPY FROM STDIN's table and options under the read lock, then
+ * gathers its data without holding any lock (a slow client must not stall
+ * the instance); exec_copy_from loads it. */
+static sto_status stdin_prepare(eng_stmt_ctx *ctx, const sql_stmt *stmt, char **data, size_t *len)
+{
+    const char *name = stmt->copy.table;
+    eng_catalog *c = catalog_of(ctx);
+    sto_text_format fmt;
+    uint32_t ncols = 0;
+    eng_catalog_read_lock(c);
+    sto_table *t = eng_catalog_table(c, name);
+    sto_status st = STO_OK;
+    if (!t) {
+        st = eng_catalog_view(c, name) ? sto_error_at(STO_WRONG_OBJECT_TYPE, stmt->copy.table_pos,
+                                                      "cannot copy to view \"%s\"", name)
+                                       : missing_table(name, stmt->copy.table_pos);
+    } else {
+        st = copy_check(stmt, t);
+        ncols = sto_table_schema(t)->ncols;
+    }
+    if (!st) st = copy_format(stmt, &fmt);
+    eng_catalog_unlock(c);
+    if (st) return st;
+    const rackdb_copy_io *io = &ctx->session->copy_io;
+    if (io->begin && io->begin(io->arg, RACKDB_COPY_IN, ncols, fmt.csv))
+        return sto_error(STO_CONNECTION_FAILURE, "COPY FROM STDIN could not start");
+    return stdin_read_all(ctx, data, len);
+}
+
 static sto_status exec_copy_from(eng_stmt_ctx *ctx, const sql_stmt *stmt, eng_result **out)
 {
     const char *name = stmt->copy.table;
     eng_catalog *c = catalog_of(ctx);
-    sto_status st = STO_OK;
+    sto_status st = copy_check_io(ctx, stmt);
+    if (st) return st;
+    char *data = NULL;
+    size_t data_len = 0;
+    if (!stmt->copy.file) STO_TRY(stdin_prepare(ctx, stmt, &data, &data_len));
     uint64_t loaded = 0;
     eng_catalog_write_lock(c);
     sto_table *t = eng_catalog_table(c, name);
@@ -367,18 +503,62 @@ static sto_status exec_copy_from(eng_stmt_ctx *ctx, const sql_stmt *stmt, eng_re
     opt.threads = ctx->session->settings.threads;
     opt.cancel = &ctx->session->cancel_bool; /* Ctrl-C stops the load itself */
     uint64_t before = sto_table_rows(t);
-    st = sto_load_file(t, stmt->copy.file, &opt, &loaded);
+    if (stmt->copy.file) {
+        st = sto_load_file(t, stmt->copy.file, &opt, &loaded);
+    } else {
+        st = sto_load_buffer(t, "STDIN", data, data_len, &opt, &loaded);
+    }
     if (st) goto out;
     if (eng_session_canceled(ctx->session)) {
         st = eng_canceled_error();
     } else {
-        st = eng_persist_tables(dir_of(ctx), c, NULL, 0, NULL, NULL);
+        st = eng_persist_tables(dir_of(ctx), c, NULL, 1, &name, &t);
     }
     if (st) sto_table_truncate(t, before);
 out:
     eng_catalog_unlock(c);
+    free(data);
     if (st) return st;
     return eng_result_new_tag(out, "COPY %" PRIu64, loaded);
+}
+
+/* COPY TO STDOUT: a stdio stream whose bytes go to the session's write
+ * callback, so the writer streams rows without knowing where they go. */
+typedef struct stdout_sink {
+    const rackdb_copy_io *io;
+    bool failed;
+} stdout_sink;
+
+static ssize_t stdout_sink_write(void *cookie, const char *buf, size_t size)
+{
+    stdout_sink *k = cookie;
+    if (k->failed || k->io->write(k->io->arg, buf, size)) {
+        k->failed = true;
+        return 0; /* fopencookie: 0 reports a write error */
+    }
+    return (ssize_t)size;
+}
+
+static sto_status write_stdout(eng_stmt_ctx *ctx, const sto_table *t, const sto_text_format *fmt,
+                               uint64_t *written)
+{
+    const rackdb_copy_io *io = &ctx->session->copy_io;
+    if (io->begin && io->begin(io->arg, RACKDB_COPY_OUT, sto_table_schema(t)->ncols, fmt->csv))
+        return sto_error(STO_CONNECTION_FAILURE, "COPY TO STDOUT could not start");
+    stdout_sink sink = {io, false};
+    cookie_io_functions_t fns = {.write = stdout_sink_write};
+    FILE *f = fopencookie(&sink, "w", fns);
+    if (!f) return sto_error_oom();
+    setvbuf(f, NULL, _IOFBF, (size_t)1 << 16);
+    sto_status st = sto_write_stream(t, f, fmt, written);
+    bool flushed = fflush(f) == 0;
+    fclose(f);
+    if (sink.failed) {
+        sto_status_free(st);
+        return sto_error(STO_CONNECTION_FAILURE, "COPY TO STDOUT: the client stopped reading");
+    }
+    if (!st && !flushed) st = sto_error(STO_IO_ERROR, "COPY TO STDOUT: write failed");
+    return st;
 }
 
 static sto_status exec_copy_to(eng_stmt_ctx *ctx, const sql_stmt *stmt, eng_result **out)
@@ -388,9 +568,11 @@ static sto_status exec_copy_to(eng_stmt_ctx *ctx, const sql_stmt *stmt, eng_resu
         sto_table *rows = NULL;
         sto_text_format fmt;
         uint64_t written = 0;
-        sto_status st = copy_format(stmt, &fmt);
+        sto_status st = copy_check_io(ctx, stmt);
+        if (!st) st = copy_format(stmt, &fmt);
         if (!st) st = eng_query_to_table(ctx, stmt->copy.query, &rows);
-        if (!st) st = sto_write_file(rows, stmt->copy.file, &fmt, &written);
+        if (!st && stmt->copy.file) st = sto_write_file(rows, stmt->copy.file, &fmt, &written);
+        if (!st && !stmt->copy.file) st = write_stdout(ctx, rows, &fmt, &written);
         sto_table_free(rows);
         if (st) return st;
         return eng_result_new_tag(out, "COPY %" PRIu64, written);
@@ -411,7 +593,9 @@ static sto_status exec_copy_to(eng_stmt_ctx *ctx, const sql_stmt *stmt, eng_resu
     st = copy_check(stmt, t);
     sto_text_format fmt;
     if (!st) st = copy_format(stmt, &fmt);
-    if (!st) st = sto_write_file(t, stmt->copy.file, &fmt, &written);
+    if (!st) st = copy_check_io(ctx, stmt);
+    if (!st && stmt->copy.file) st = sto_write_file(t, stmt->copy.file, &fmt, &written);
+    if (!st && !stmt->copy.file) st = write_stdout(ctx, t, &fmt, &written);
 out:
     eng_catalog_unlock(c);
     if (st) return st;
@@ -503,11 +687,29 @@ out:
     return st;
 }
 
+/* True when every VALUES item is a constant (a literal, a sign, a cast of
+ * one): such rows are inserted directly, without compiling anything. */
+static bool values_are_constants(const sql_query *q)
+{
+    for (int r = 0; r < q->values.count; r++) {
+        const sql_expr_list *row = q->values.items[r];
+        for (int i = 0; i < row->count; i++) {
+            eng_const c;
+            sto_status st = eng_const_eval(row->items[i], &c);
+            bool computed = st && strcmp(st->sqlstate, STO_FEATURE_NOT_SUPPORTED) == 0;
+            sto_status_free(st);
+            if (computed) return false;
+        }
+    }
+    return true;
+}
+
 static sto_status exec_insert(eng_stmt_ctx *ctx, const sql_stmt *stmt, eng_result **out)
 {
     const sql_query *q = stmt->insert.query;
+    /* Anything but plain constant rows runs as a query (VALUES (1 + 1) too). */
     if (!q || q->kind != SQL_QUERY_VALUES || q->order_by.count || q->limit || q->offset ||
-        q->with.count)
+        q->with.count || !values_are_constants(q))
         return exec_query(ctx, stmt, "INSERT ... SELECT", q, out);
     const char *name = stmt->insert.table;
     eng_catalog *c = catalog_of(ctx);
@@ -524,7 +726,7 @@ static sto_status exec_insert(eng_stmt_ctx *ctx, const sql_stmt *stmt, eng_resul
     uint64_t before = sto_table_rows(t);
     st = insert_rows(ctx, stmt, t, &count);
     if (!st) {
-        st = eng_persist_tables(dir_of(ctx), c, NULL, 0, NULL, NULL);
+        st = eng_persist_tables(dir_of(ctx), c, NULL, 1, &name, &t);
         if (st) sto_table_truncate(t, before);
     }
 out:

@@ -21,6 +21,8 @@
 #include "codegen/rt.h"
 #include "engine/instance.h"
 #include "engine/rt_agg.h"
+#include "engine/rt_hashtable.h"
+#include "engine/rt_join.h"
 #include "engine/rt_sort.h"
 
 static double now_ms(void)
@@ -109,12 +111,34 @@ typedef struct wstate {
     union {
         eng_rows_sink rows;
         eng_agg_local agg;
+        eng_join_mat join;
     } sink;
     bool moved; /* the rows sink was handed to finalize */
 } wstate;
 
+/* A join's table and the build entries it points at; they live until the
+ * query ends (probe pipelines read them, result rows may point into them). */
+typedef struct join_rt {
+    eng_join_ht ht;
+    eng_join_mat *mats; /* per worker state of the build pipeline */
+    unsigned nmats;
+    uint64_t rows, null_rows;
+    bool built;
+} join_rt;
+
+static void join_rt_free(join_rt *j)
+{
+    if (!j) return;
+    if (j->built) eng_join_ht_free(&j->ht);
+    for (unsigned i = 0; j->mats && i < j->nmats; i++)
+        eng_join_mat_free(&j->mats[i]);
+    free(j->mats);
+    free(j);
+}
+
 typedef struct prun {
     const eng_exec_env *env;
+    join_rt *join; /* JOIN sink */
     const eng_pipe *p;
     cg_pipeline_fn fn;
     uint8_t *rows_base; /* a PIPE source's rows */
@@ -154,6 +178,8 @@ static sto_status state_init(void *ctx, void *state, const eng_worker_info *work
     eng_rt_mem mem = {r->env->mem, worker->mem, worker->node};
     if (r->p->sink == ENG_SINK_AGG)
         eng_agg_local_init(&w->sink.agg, &r->p->agg, mem);
+    else if (r->p->sink == ENG_SINK_JOIN)
+        eng_join_mat_init(&w->sink.join, mem, r->row_bytes);
     else
         eng_rows_sink_init(&w->sink.rows, mem, r->row_bytes);
     if (r->p->sink == ENG_SINK_SORT && r->keep < UINT64_MAX / 4) {
@@ -170,7 +196,9 @@ static void state_destroy(void *ctx, void *state)
     wstate *w = state;
     if (r->p->sink == ENG_SINK_AGG)
         eng_agg_local_free(&w->sink.agg);
-    else if (!w->moved)
+    else if (r->p->sink == ENG_SINK_JOIN && !w->moved)
+        eng_join_mat_free(&w->sink.join);
+    else if (r->p->sink != ENG_SINK_JOIN && !w->moved)
         eng_rows_sink_free(&w->sink.rows);
     keep_strings(r->strings, &w->strings);
     for (unsigned i = 0; r->count_rows && i < MAX_COUNTED; i++)
@@ -192,7 +220,7 @@ static int morsel(void *ctx, void *state, uint64_t begin, uint64_t end)
     }
     if (r->stop_early && atomic_load_explicit(&r->made, memory_order_relaxed) >= r->keep) return 0;
     atomic_fetch_add_explicit(&r->rows_in, end - begin, memory_order_relaxed);
-    uint64_t before = r->p->sink == ENG_SINK_AGG ? 0 : w->sink.rows.rows;
+    uint64_t before = r->stop_early ? w->sink.rows.rows : 0;
     cg_error err = cg_error_none();
     int32_t rc = r->fn(&err, r, w, begin, end);
     if (rc) {
@@ -235,6 +263,12 @@ static int finalize(void *ctx, void *const *states, unsigned n, uint64_t pb, uin
                     locals[i] = &((wstate *)states[i])->sink.agg;
                 st = eng_agg_merge_part(locals, n, (unsigned)part, &r->parts[part]);
                 free(locals);
+            }
+        } else if (r->p->sink == ENG_SINK_JOIN) {
+            if (part < n) {
+                wstate *w = states[part];
+                r->join->mats[part] = w->sink.join;
+                w->moved = true;
             }
         } else if (part < n) {
             wstate *w = states[part];
@@ -312,6 +346,13 @@ static void describe(const eng_physical *ph, const eng_pipe *p, prun *r, const e
         k->probe.cap_offset = offsetof(eng_agg_part, cap);
         k->probe.key_offset = ENG_AGG_ENTRY_HEAD;
         k->probe.states_offset = ENG_AGG_ENTRY_HEAD + p->agg.key_bytes;
+    } else if (p->sink == ENG_SINK_JOIN) {
+        k->kind = CG_SINK_JOIN;
+        k->ncols = p->nexprs;
+        k->exprs = p->exprs;
+        k->join_nkeys = p->join_nkeys;
+        k->join_append = eng_rt_join_append;
+        k->join_append_null = eng_rt_join_append_null;
     } else {
         k->kind = CG_SINK_ROWS;
         k->ncols = p->nexprs;
@@ -363,10 +404,96 @@ static double tuple_weight(const eng_pipe *p)
     return n < 2 ? 1.0 : n / 2.0;
 }
 
+/* RIGHT/FULL: appends to out the build entries of j that no probe matched,
+ * as rows over p's output ids with the probe side's columns NULL. */
+static sto_status append_unmatched(const eng_pipe *p, const eng_pipe *build, join_rt *j,
+                                   eng_mem *mem, eng_rowset *out)
+{
+    eng_join_mat **mats = malloc((j->nmats ? j->nmats : 1) * sizeof(*mats));
+    if (!mats) return sto_error_oom();
+    for (unsigned i = 0; i < j->nmats; i++)
+        mats[i] = &j->mats[i];
+    eng_join_span *spans[2] = {NULL, NULL};
+    unsigned nspans[2] = {0, 0};
+    sto_status st = eng_join_mat_spans(mats, j->nmats, false, &spans[0], &nspans[0]);
+    if (!st) st = eng_join_mat_spans(mats, j->nmats, true, &spans[1], &nspans[1]);
+    free(mats);
+    uint32_t stride = j->nmats ? j->mats[0].stride : 0;
+    uint64_t extra = 0;
+    for (int k = 0; !st && k < 2; k++)
+        for (unsigned s = 0; s < nspans[k]; s++)
+            for (uint64_t i = 0; i < spans[k][s].count; i++)
+                extra += !eng_join_entry_at(spans[k][s].base, stride, i)->matched;
+    /* slot of each output column in the build row, or -1 */
+    int *from = calloc(p->nexprs ? p->nexprs : 1, sizeof(*from));
+    if (!st && !from) st = sto_error_oom();
+    for (uint32_t c = 0; !st && c < p->nexprs; c++) {
+        from[c] = -1;
+        for (uint32_t b = 0; b < build->nout; b++)
+            if (build->out_ids[b] == p->out_ids[c]) from[c] = (int)b;
+    }
+    uint32_t rb = out->row_bytes, bn = build->nexprs;
+    void *data = NULL;
+    size_t bytes = (size_t)(out->rows + extra) * rb;
+    if (!st && extra) st = eng_mem_alloc(mem, bytes, -1, &data);
+    if (!st && extra) {
+        if (out->rows) memcpy(data, out->data, (size_t)out->rows * rb);
+        uint8_t *row = (uint8_t *)data + (size_t)out->rows * rb;
+        for (int k = 0; k < 2; k++)
+            for (unsigned s = 0; s < nspans[k]; s++)
+                for (uint64_t i = 0; i < spans[k][s].count; i++) {
+                    eng_join_entry *e = eng_join_entry_at(spans[k][s].base, stride, i);
+                    if (e->matched) continue;
+                    const uint8_t *src = eng_join_row(e);
+                    memset(row, 0, rb);
+                    for (uint32_t c = 0; c < p->nexprs; c++) {
+                        if (from[c] < 0) {
+                            row[cg_row_null_offset(p->nexprs, c)] = 1;
+                            continue;
+                        }
+                        memcpy(row + (size_t)c * CG_ROW_SLOT, src + (size_t)from[c] * CG_ROW_SLOT,
+                               CG_ROW_SLOT);
+                        row[cg_row_null_offset(p->nexprs, c)] =
+                            src[cg_row_null_offset(bn, (uint32_t)from[c])];
+                    }
+                    row += rb;
+                }
+        uint64_t rows = out->rows + extra;
+        eng_rowset_free(out);
+        out->data = data;
+        out->rows = rows;
+        out->row_bytes = rb;
+        out->bytes = bytes;
+        out->mem = mem;
+    }
+    free(from);
+    free(spans[0]);
+    free(spans[1]);
+    return st;
+}
+
+/* The table over the build entries the workers made. */
+static sto_status build_table(join_rt *j, eng_mem *mem)
+{
+    eng_join_mat **mats = malloc((j->nmats ? j->nmats : 1) * sizeof(*mats));
+    if (!mats) return sto_error_oom();
+    for (unsigned i = 0; i < j->nmats; i++)
+        mats[i] = &j->mats[i];
+    eng_join_build_info info = eng_join_mat_info(mats, j->nmats);
+    j->rows = info.rows;
+    j->null_rows = info.null_rows;
+    sto_status st = eng_join_ht_prepare(&j->ht, mats, j->nmats, mem);
+    free(mats);
+    if (st) return st;
+    j->built = true;
+    eng_join_ht_insert_slice(&j->ht, 0, 1);
+    return STO_OK;
+}
+
 /* Runs pipeline p over `input` (PIPE sources) into *output. */
 static sto_status run_pipe(const eng_exec_env *env, const eng_physical *ph, const eng_pipe *p,
-                           const eng_rowset *input, eng_exec_strings *strings,
-                           eng_pipe_stats *stats, eng_rowset *output)
+                           const eng_rowset *input, eng_exec_strings *strings, join_rt *join,
+                           join_rt *unmatched, eng_pipe_stats *stats, eng_rowset *output)
 {
     memset(output, 0, sizeof(*output));
     output->mem = env->mem;
@@ -380,7 +507,9 @@ static sto_status run_pipe(const eng_exec_env *env, const eng_physical *ph, cons
     r.rows_base = input ? input->data : NULL;
     uint32_t ncols = p->sink == ENG_SINK_AGG ? p->agg.nkeys + p->agg.naggs : p->nexprs;
     r.row_bytes = cg_row_bytes(ncols);
-    r.mark = p->sink != ENG_SINK_AGG && p->source == ENG_SOURCE_PIPE && p->ordered;
+    r.join = join;
+    r.mark = p->sink != ENG_SINK_AGG && p->sink != ENG_SINK_JOIN && p->source == ENG_SOURCE_PIPE &&
+             p->ordered;
     r.sort = (eng_sort_spec){ncols, p->nsort_keys, p->sort_keys};
     r.keep =
         p->limit >= 0 ? (uint64_t)p->limit + (uint64_t)(p->offset > 0 ? p->offset : 0) : UINT64_MAX;
@@ -419,6 +548,16 @@ static sto_status run_pipe(const eng_exec_env *env, const eng_physical *ph, cons
     sto_status st = STO_OK;
     r.runs = calloc(r.nparts ? r.nparts : 1, sizeof(*r.runs));
     if (!r.runs) st = sto_error_oom();
+    if (!st && p->sink == ENG_SINK_JOIN) {
+        join->mats = calloc(r.nparts ? r.nparts : 1, sizeof(*join->mats));
+        if (!join->mats) st = sto_error_oom();
+        for (unsigned i = 0; !st && i < r.nparts; i++)
+            eng_join_mat_init(&join->mats[i], (eng_rt_mem){env->mem, NULL, -1}, r.row_bytes);
+        join->nmats = r.nparts;
+        p->probe->table = &join->ht;
+        p->probe->build_rows = &join->rows;
+        p->probe->build_null_rows = &join->null_rows;
+    }
     if (!st && p->sink == ENG_SINK_AGG) {
         r.parts = calloc(ENG_AGG_PARTS, sizeof(*r.parts));
         if (!r.parts) st = sto_error_oom();
@@ -475,7 +614,9 @@ static sto_status run_pipe(const eng_exec_env *env, const eng_physical *ph, cons
         unsigned n = r.nstates < r.nparts ? r.nstates : r.nparts;
         eng_rows_sink **sinks = calloc(r.nparts ? r.nparts : 1, sizeof(*sinks));
         if (!sinks) st = sto_error_oom();
-        if (!st && p->sink == ENG_SINK_AGG) {
+        if (!st && p->sink == ENG_SINK_JOIN) {
+            st = build_table(join, env->mem);
+        } else if (!st && p->sink == ENG_SINK_AGG) {
             for (unsigned i = 0; i < ENG_AGG_PARTS; i++)
                 sinks[i] = &r.parts[i];
             uint64_t groups = 0;
@@ -492,6 +633,11 @@ static sto_status run_pipe(const eng_exec_env *env, const eng_physical *ph, cons
                 st = eng_rowset_gather(sinks, n, r.mark, env->mem, output);
             }
             if (!st) output->row_bytes = r.row_bytes;
+        }
+        if (!st && p->unmatched_from) {
+            output->row_bytes = r.row_bytes;
+            st =
+                append_unmatched(p, &ph->pipes[p->unmatched_from - 1], unmatched, env->mem, output);
         }
         if (!st && (p->limit >= 0 || p->offset > 0)) eng_rowset_slice(output, p->offset, p->limit);
         free(sinks);
@@ -539,11 +685,22 @@ sto_status eng_exec_physical(const eng_exec_env *env, const eng_physical *ph,
     eng_exec_strings *ss = calloc(1, sizeof(*ss));
     eng_rowset *outs = calloc(ph->npipes, sizeof(*outs));
     stats->pipes = calloc(ph->npipes, sizeof(*stats->pipes));
+    join_rt **joins = calloc(ph->npipes, sizeof(*joins));
+    for (unsigned i = 0; joins && i < ph->npipes; i++)
+        if (ph->pipes[i].sink == ENG_SINK_JOIN && !(joins[i] = calloc(1, sizeof(join_rt)))) {
+            for (unsigned k = 0; k < i; k++)
+                free(joins[k]);
+            free(joins);
+            joins = NULL;
+        }
     if (ss) {
         ss->cap = (size_t)ph->npipes * eng_sched_threads(env->shared->sched) + 1;
         ss->arenas = calloc(ss->cap, sizeof(*ss->arenas));
     }
-    if (!ss || !ss->arenas || !outs || !stats->pipes) {
+    if (!ss || !ss->arenas || !outs || !stats->pipes || !joins) {
+        for (unsigned i = 0; joins && i < ph->npipes; i++)
+            join_rt_free(joins[i]);
+        free(joins);
         if (ss) free(ss->arenas);
         free(ss);
         free(outs);
@@ -556,7 +713,8 @@ sto_status eng_exec_physical(const eng_exec_env *env, const eng_physical *ph,
     for (unsigned i = 0; !st && i < ph->npipes; i++) {
         const eng_pipe *p = &ph->pipes[i];
         const eng_rowset *in = p->source == ENG_SOURCE_PIPE ? &outs[p->input] : NULL;
-        st = run_pipe(env, ph, p, in, ss, &stats->pipes[i], &outs[i]);
+        join_rt *um = p->unmatched_from ? joins[p->unmatched_from - 1] : NULL;
+        st = run_pipe(env, ph, p, in, ss, joins[i], um, &stats->pipes[i], &outs[i]);
         if (in) eng_rowset_free(&outs[p->input]); /* each output has one reader */
         stats->compile_ms += stats->pipes[i].compile_ms;
         stats->run_ms += stats->pipes[i].run_ms;
@@ -571,5 +729,8 @@ sto_status eng_exec_physical(const eng_exec_env *env, const eng_physical *ph,
     for (unsigned i = 0; i < ph->npipes; i++)
         eng_rowset_free(&outs[i]);
     free(outs);
+    for (unsigned i = 0; i < ph->npipes; i++)
+        join_rt_free(joins[i]);
+    free(joins);
     return st;
 }

@@ -26,6 +26,7 @@
 #include <string.h>
 
 #include "engine/executor.h"
+#include "engine/optimize.h"
 
 typedef struct text {
     char *buf;
@@ -129,8 +130,24 @@ static void put_sink(text *t, const eng_physical *ph, const eng_pipe *p, const e
         if (p->limit >= 0) put(t, " LIMIT %lld", (long long)p->limit);
         if (p->offset > 0) put(t, " OFFSET %lld", (long long)p->offset);
         break;
+    case ENG_SINK_JOIN:
+        /* Every algorithm runs on the shared table today: say what ran and,
+         * when the optimizer asked for another one, what it asked for. */
+        put(t, "    HASH JOIN BUILD (shared table%s)",
+            p->sink_op->phys.algorithm == ENG_JOIN_ALGO_RADIX         ? "; radix requested"
+            : p->sink_op->phys.algorithm == ENG_JOIN_ALGO_SORTMERGE   ? "; sort-merge requested"
+            : p->sink_op->phys.algorithm == ENG_JOIN_ALGO_NESTED_LOOP ? "; nested loop"
+                                                                      : "");
+        for (uint32_t k = 0; k < p->join_nkeys; k++) {
+            put(t, k ? ", " : " KEYS ");
+            put_expr(t, ctx, p->exprs[p->nout + k]);
+        }
+        break;
     case ENG_SINK_ROWS:
-        if (p->sink_op) {
+        if (p->unmatched_from) {
+            put(t, "    ROWS, THEN THE BUILD ROWS OF PIPELINE %u NO PROBE MATCHED",
+                p->unmatched_from);
+        } else if (p->sink_op) {
             put(t, "    LIMIT");
             if (p->limit >= 0)
                 put(t, " %lld", (long long)p->limit);
@@ -161,6 +178,18 @@ static void put_steps(text *t, const eng_physical *ph, const eng_pipe *p, const 
         if (s->kind == CG_STEP_FILTER) {
             put(t, "    FILTER ");
             put_expr(t, ctx, s->pred);
+        } else if (s->kind == CG_STEP_PROBE) {
+            const cg_probe *pr = s->probe;
+            put(t, "    HASH JOIN %s PROBE", sql_join_kind_name(p->step_ops[i]->join.kind));
+            for (uint32_t k = 0; k < pr->nkeys; k++) {
+                put(t, k ? ", " : " ");
+                put_expr(t, ctx, pr->keys[k]);
+            }
+            if (!pr->nkeys) put(t, " (nested loop)");
+            if (pr->residual) {
+                put(t, "  RESIDUAL ");
+                put_expr(t, ctx, pr->residual);
+            }
         } else {
             put(t, "    PROJECT");
             for (uint32_t k = 0; k < s->count; k++) {

@@ -165,6 +165,15 @@ rackdb_code rackdb_session_set(rackdb_session *s, const char *name, const char *
     return st ? fail(st, err) : RACKDB_OK;
 }
 
+void rackdb_session_set_copy_io(rackdb_session *s, const rackdb_copy_io *io)
+{
+    if (io) {
+        s->copy_io = *io;
+    } else {
+        memset(&s->copy_io, 0, sizeof(s->copy_io));
+    }
+}
+
 void rackdb_interrupt(rackdb_session *s)
 {
     if (!s) return;
@@ -379,7 +388,7 @@ rackdb_code rackdb_schema(rackdb *db, const char *name, char **out, rackdb_error
     bool found = false;
     for (size_t i = 0; ok && i < nt; i++) {
         const char *tn = eng_catalog_table_name(c, i);
-        if (name && strcasecmp(name, tn) != 0) continue;
+        if (name && strcmp(name, tn) != 0) continue;
         char *ddl = eng_catalog_table_ddl(c, tn);
         ok = ddl && append(&s, &len, len ? "\n" : "") && append(&s, &len, ddl) &&
              append(&s, &len, "\n");
@@ -388,7 +397,7 @@ rackdb_code rackdb_schema(rackdb *db, const char *name, char **out, rackdb_error
     }
     for (size_t i = 0; ok && i < nv; i++) {
         const eng_view *v = eng_catalog_view_at(c, i);
-        if (name && strcasecmp(name, v->name) != 0) continue;
+        if (name && strcmp(name, v->name) != 0) continue;
         ok =
             append(&s, &len, len ? "\n" : "") && append_view(&s, &len, v) && append(&s, &len, "\n");
         found = true;

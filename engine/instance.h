@@ -39,6 +39,9 @@ struct rackdb_session {
     atomic_int cancel; /* set by rackdb_interrupt, cleared per statement */
     /* The same flag for interfaces that poll an atomic_bool (the loader). */
     atomic_bool cancel_bool;
+    /* Where COPY FROM STDIN / TO STDOUT data comes from and goes to; its
+     * callbacks are NULL when the application set none. */
+    rackdb_copy_io copy_io;
 };
 
 /* True once rackdb_interrupt was called for the running statement. Long

@@ -12,6 +12,8 @@
 #include <string.h>
 #include <strings.h>
 
+#include "sql/bind.h"
+
 /* PostgreSQL's name of the type a constant has. */
 static const char *const_type_name(const eng_const *c)
 {
@@ -35,9 +37,7 @@ static const char *const_type_name(const eng_const *c)
 
 static sto_status not_constant(const sql_expr *e)
 {
-    return sto_error_at(STO_FEATURE_NOT_SUPPORTED, e->pos,
-                        "only constants are supported here until the expression evaluator "
-                        "exists");
+    return sto_error_at(STO_FEATURE_NOT_SUPPORTED, e->pos, "only constants are allowed here");
 }
 
 /* Text without the blanks around it, as PostgreSQL's input functions see it. */
@@ -82,9 +82,7 @@ static sto_status const_from_literal(const sql_expr *e, eng_const *out)
         const char *s = l->text;
         size_t len = strlen(s);
         trim(&s, &len);
-        if (!sto_date_parse(s, len, &days))
-            return sto_error_at(STO_INVALID_DATETIME_FORMAT, e->pos,
-                                "invalid input syntax for type date: \"%s\"", l->text);
+        if (!sto_date_parse(s, len, &days)) return sql_date_error(s, len, e->pos);
         out->kind = ENG_CONST_DATE;
         out->i = days;
         return STO_OK;

@@ -546,6 +546,13 @@ sql_lop *eng_lop_copy_fresh(sql_plan_ctx *ctx, const sql_lop *op, sql_bexpr **ma
         c->nout = op->nout;
         for (uint32_t i = 0; i < op->nout; i++)
             FRESH(op->out[i], c->out[i]);
+        if (op->kind == SQL_LOP_GET) {
+            /* Column pruning compacts get.columns in place: the copy needs
+             * its own array. */
+            c->get.columns = sql_arena_alloc(ctx->arena, (op->nout + 1) * sizeof(uint32_t));
+            if (!c->get.columns) return NULL;
+            memcpy(c->get.columns, op->get.columns, op->nout * sizeof(uint32_t));
+        }
         if (op->kind == SQL_LOP_VALUES) {
             c->values.rows =
                 sql_arena_alloc(ctx->arena, (op->values.nrows + 1) * sizeof(sql_bexpr_list));

@@ -11,7 +11,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <strings.h>
 #include <unistd.h>
 
 #include "rackdb.h"
@@ -27,21 +26,26 @@ sto_status eng_persist_tables(const char *dir, const eng_catalog *c, const char 
     size_t cap = eng_catalog_table_count(c) + nadd;
     const char **names = calloc(cap ? cap : 1, sizeof(*names));
     sto_table **tables = calloc(cap ? cap : 1, sizeof(*tables));
+    bool *changed = calloc(cap ? cap : 1, sizeof(*changed));
     bool *used = calloc(nadd ? nadd : 1, sizeof(*used));
     sto_status st = STO_OK;
-    if (!names || !tables || !used) {
+    if (!names || !tables || !changed || !used) {
         st = sto_error_oom();
         goto out;
     }
+    /* A caller naming nothing cannot say what changed: write everything. */
+    bool all = !skip && nadd == 0;
     size_t n = 0;
     for (size_t i = 0; i < eng_catalog_table_count(c); i++) {
         const char *name = eng_catalog_table_name(c, i);
-        if (skip && strcasecmp(name, skip) == 0) continue;
+        if (skip && strcmp(name, skip) == 0) continue;
         names[n] = name;
         tables[n] = eng_catalog_table_at(c, i);
+        changed[n] = all;
         for (size_t k = 0; k < nadd; k++) {
-            if (!used[k] && strcasecmp(add_names[k], name) == 0) {
+            if (!used[k] && strcmp(add_names[k], name) == 0) {
                 tables[n] = add_tables[k];
+                changed[n] = true;
                 used[k] = true;
             }
         }
@@ -50,12 +54,14 @@ sto_status eng_persist_tables(const char *dir, const eng_catalog *c, const char 
     for (size_t k = 0; k < nadd; k++) {
         if (used[k]) continue;
         names[n] = add_names[k];
+        changed[n] = true;
         tables[n++] = add_tables[k];
     }
-    st = sto_snapshot_save(dir, names, tables, n);
+    st = sto_snapshot_save_changed(dir, names, tables, changed, n);
 out:
     free(names);
     free(tables);
+    free(changed);
     free(used);
     return st;
 }
@@ -118,7 +124,7 @@ sto_status eng_persist_views(const char *dir, const eng_catalog *c, const char *
     fputs("-- rackdb views, written on every change; read back at open.\n", f);
     for (size_t i = 0; i < eng_catalog_view_count(c); i++) {
         const eng_view *v = eng_catalog_view_at(c, i);
-        if (skip && strcasecmp(v->name, skip) == 0) continue;
+        if (skip && strcmp(v->name, skip) == 0) continue;
         fputs("CREATE VIEW ", f);
         write_ident(f, v->name);
         if (v->ncols) {

@@ -3,8 +3,9 @@
  *
  * When an instance lives in a directory, every statement that changes data
  * or the catalog writes the new state there before it reports success: the
- * tables through a storage snapshot (storage/snapshot.h: whole snapshot
- * written under fresh names, then switched atomically), the views as a
+ * tables through a storage snapshot (storage/snapshot.h: the changed tables
+ * written under fresh names, the others' files kept, then the MANIFEST
+ * switched atomically), the views as a
  * small SQL file (views.sql: CREATE VIEW statements) written to a temporary
  * name, fsynced and renamed. The state to write is passed in as "the
  * catalog, minus one name, plus some new tables", so a statement can make
@@ -24,7 +25,11 @@
 #include "storage/table.h"
 
 /* Writes the catalog's tables without `skip` (may be NULL), with `nadd`
- * tables added (one of the same name as a catalog table replaces it). */
+ * tables added (one of the same name as a catalog table replaces it). Only
+ * the added tables are written; the rest keep their files. A statement that
+ * changed a catalog table in place (INSERT, COPY) passes that table itself
+ * as an added one. A call naming nothing (skip NULL, nadd 0) writes every
+ * table, for callers that cannot say what changed. */
 sto_status eng_persist_tables(const char *dir, const eng_catalog *c, const char *skip, size_t nadd,
                               const char *const *add_names, sto_table *const *add_tables);
 

@@ -12,6 +12,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "engine/optimize.h"
+#include "engine/rt_hashtable.h"
+
 typedef struct builder {
     const sql_plan *plan;
     sql_plan_ctx *ctx;
@@ -165,6 +168,172 @@ static sto_status close_sort(builder *b, unsigned id, const sql_lop *sort, const
     return STO_OK;
 }
 
+/* Whether every column e refers to is one of ids[0..n). */
+typedef struct cols_in {
+    const sql_colid *ids;
+    uint32_t n;
+    bool all, any;
+} cols_in;
+
+static sql_walk check_col(sql_bexpr **slot, void *arg)
+{
+    cols_in *c = arg;
+    if ((*slot)->kind != SQL_BEXPR_COLUMN) return SQL_WALK_CONTINUE;
+    bool found = false;
+    for (uint32_t i = 0; i < c->n && !found; i++)
+        found = c->ids[i] == (*slot)->column;
+    c->any = true;
+    if (!found) c->all = false;
+    return SQL_WALK_CONTINUE;
+}
+
+static bool only_cols(const sql_bexpr *e, const sql_lop *side)
+{
+    cols_in c = {side->out, side->nout, true, false};
+    sql_bexpr_walk((sql_bexpr **)&e, check_col, &c);
+    return c.all && c.any;
+}
+
+typedef struct join_split {
+    uint32_t nkeys;
+    const sql_bexpr **probe_keys, **build_keys;
+    sql_bexpr *residual;
+} join_split;
+
+/* Splits a join condition's conjuncts into equi keys (probe side = build
+ * side, same type) and the residual rest. */
+static sto_status split_cond(builder *b, sql_bexpr *e, const sql_lop *probe, const sql_lop *build,
+                             join_split *js)
+{
+    if (!e) return STO_OK;
+    if (e->kind == SQL_BEXPR_OP && e->op.op == SQL_OP_AND) {
+        STO_TRY(split_cond(b, e->op.args[0], probe, build, js));
+        return split_cond(b, e->op.args[1], probe, build, js);
+    }
+    if (e->kind == SQL_BEXPR_OP && e->op.op == SQL_OP_EQ && e->op.args[1]) {
+        sql_bexpr *l = e->op.args[0], *r = e->op.args[1];
+        if (only_cols(r, probe) && only_cols(l, build)) {
+            sql_bexpr *t = l;
+            l = r;
+            r = t;
+        }
+        if (only_cols(l, probe) && only_cols(r, build) && l->type.id == r->type.id &&
+            l->type.scale == r->type.scale) {
+            js->probe_keys[js->nkeys] = l;
+            js->build_keys[js->nkeys++] = r;
+            return STO_OK;
+        }
+    }
+    if (!js->residual) {
+        js->residual = e;
+        return STO_OK;
+    }
+    js->residual =
+        sql_bexpr_op(b->ctx, SQL_OP_AND, sto_type_make(STO_TYPE_BOOLEAN), js->residual, e, 0);
+    return js->residual ? STO_OK : sto_error_oom();
+}
+
+static unsigned count_conjuncts(const sql_bexpr *e)
+{
+    if (!e) return 0;
+    if (e->kind == SQL_BEXPR_OP && e->op.op == SQL_OP_AND)
+        return count_conjuncts(e->op.args[0]) + count_conjuncts(e->op.args[1]);
+    return 1;
+}
+
+/* A join: the build side's pipeline ends in a JOIN sink (and runs first);
+ * the probe side's pipeline gets a probe step. */
+static sto_status open_join(builder *b, const sql_lop *op, unsigned *id)
+{
+    cg_join_kind kind;
+    switch (op->join.kind) {
+    case SQL_JOINK_INNER:
+    case SQL_JOINK_CROSS:
+        kind = CG_JOIN_INNER;
+        break;
+    case SQL_JOINK_LEFT:
+    case SQL_JOINK_FULL:
+        kind = CG_JOIN_LEFT;
+        break;
+    case SQL_JOINK_RIGHT:
+        kind = CG_JOIN_INNER;
+        break;
+    case SQL_JOINK_SEMI:
+        kind = CG_JOIN_SEMI;
+        break;
+    case SQL_JOINK_ANTI:
+        kind = CG_JOIN_ANTI;
+        break;
+    case SQL_JOINK_MARK:
+        kind = CG_JOIN_MARK;
+        break;
+    case SQL_JOINK_SINGLE:
+        kind = CG_JOIN_SINGLE;
+        break;
+    default:
+        return sto_error(STO_FEATURE_NOT_SUPPORTED, "%s joins are not executable yet",
+                         sql_join_kind_name(op->join.kind));
+    }
+    /* Only inner joins may build on the left: the other kinds keep or test
+     * every left row, which the probe side does. */
+    bool outer_build = op->join.kind == SQL_JOINK_RIGHT || op->join.kind == SQL_JOINK_FULL;
+    bool swap = kind == CG_JOIN_INNER && !outer_build && op->phys.build_left;
+    const sql_lop *probe = swap ? op->right : op->left, *build = swap ? op->left : op->right;
+    unsigned nc = count_conjuncts(op->join.cond);
+    join_split js = {0, alloc(b, nc, sizeof(sql_bexpr *)), alloc(b, nc, sizeof(sql_bexpr *)), NULL};
+    cg_probe *pr = alloc(b, 1, sizeof(*pr));
+    if (!js.probe_keys || !js.build_keys || !pr) return sto_error_oom();
+    STO_TRY(split_cond(b, op->join.cond, probe, build, &js));
+
+    unsigned bp;
+    STO_TRY(open_pipe(b, build, &bp));
+    eng_pipe *p = &b->pipes[bp];
+    p->sink = ENG_SINK_JOIN;
+    p->sink_op = op;
+    p->nout = build->nout;
+    p->out_ids = build->out;
+    p->nexprs = build->nout + js.nkeys;
+    STO_TRY(column_exprs(b, build->out, build->nout, js.nkeys, &p->exprs));
+    for (uint32_t k = 0; k < js.nkeys; k++)
+        p->exprs[build->nout + k] = js.build_keys[k];
+    p->join_nkeys = js.nkeys;
+    /* Every algorithm runs on the shared table for now (EXPLAIN says so). */
+    p->join_algorithm = ENG_JOIN_ALGO_HASH;
+    p->probe = pr;
+    memset(pr, 0, sizeof(*pr));
+    pr->kind = kind;
+    pr->nkeys = js.nkeys;
+    pr->keys = js.probe_keys;
+    pr->nids = build->nout;
+    pr->ncols = build->nout + js.nkeys;
+    pr->ids = build->out;
+    pr->residual = js.residual;
+    pr->mark = op->join.mark;
+    pr->dir_offset = offsetof(eng_join_ht, dir);
+    pr->mask_offset = offsetof(eng_join_ht, mask);
+    pr->entry_head = ENG_JOIN_ENTRY_HEAD;
+    pr->single_error = eng_join_single_error;
+
+    pr->flag_matches = outer_build;
+    pr->flag_offset = offsetof(eng_join_entry, matched);
+
+    STO_TRY(open_pipe(b, probe, id));
+    cg_step step = {CG_STEP_PROBE, NULL, 0, NULL, pr};
+    STO_TRY(add_step(b, *id, op, step));
+    if (!outer_build) return STO_OK;
+    /* The build rows no probe matched come after the probe's rows: the join
+     * is a breaker. */
+    unsigned in = *id;
+    p = &b->pipes[in];
+    p->sink = ENG_SINK_ROWS;
+    p->sink_op = op;
+    p->nout = p->nexprs = op->nout;
+    p->out_ids = op->out;
+    p->unmatched_from = bp + 1;
+    STO_TRY(column_exprs(b, op->out, op->nout, 0, &p->exprs));
+    return open_reader(b, in, false, id);
+}
+
 static sto_status open_pipe(builder *b, const sql_lop *op, unsigned *id)
 {
     switch (op->kind) {
@@ -237,7 +406,7 @@ static sto_status open_pipe(builder *b, const sql_lop *op, unsigned *id)
         return open_reader(b, in, ordered, id);
     }
     case SQL_LOP_JOIN:
-        return sto_error(STO_FEATURE_NOT_SUPPORTED, "joins are not executable yet");
+        return open_join(b, op, id);
     case SQL_LOP_SETOP:
         return sto_error(STO_FEATURE_NOT_SUPPORTED,
                          "UNION, INTERSECT and EXCEPT are not executable yet");
@@ -322,6 +491,8 @@ void eng_pipe_describe(const eng_physical *ph, const eng_pipe *p, char *buf, siz
         p->sink == ENG_SINK_AGG
             ? (p->sink_op && p->sink_op->kind == SQL_LOP_DISTINCT ? "distinct" : "aggregate")
         : p->sink == ENG_SINK_SORT ? (p->limit >= 0 ? "top-k sort" : "sort")
+        : p->sink == ENG_SINK_JOIN ? "join build"
+        : p->unmatched_from        ? "rows, unmatched build rows"
         : p->sink_op               ? "limit"
                                    : "result";
     snprintf(buf, size, "%s -> %s", from, to);

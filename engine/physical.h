@@ -44,6 +44,7 @@ typedef enum eng_sink_kind {
     ENG_SINK_ROWS, /* materialize rows (the result, LIMIT, CTAS) */
     ENG_SINK_SORT, /* materialize, then sort (and keep the first rows) */
     ENG_SINK_AGG,  /* hash aggregation (also DISTINCT) */
+    ENG_SINK_JOIN, /* a join's build side: materialized entries, then a table */
 } eng_sink_kind;
 
 typedef struct eng_pipe {
@@ -75,6 +76,17 @@ typedef struct eng_pipe {
     cg_agg_slot *agg_slots;
     const sql_bexpr **agg_keys;
     double est_rows; /* rows entering the pipeline, as estimated */
+    /* JOIN: the probe step that reads the table this pipeline builds (its
+     * run-time cells are set by the executor), its key count (the last
+     * join_nkeys exprs) and the algorithm the table is built for. */
+    cg_probe *probe;
+    uint32_t join_nkeys;
+    int join_algorithm;
+    /* RIGHT/FULL: the probe pipeline ends in a ROWS sink over the join's
+     * ids (sink_op is the JOIN) and the build entries of pipeline
+     * unmatched_from - 1 that no probe matched are appended, the probe
+     * side's columns NULL; 0 = none. */
+    unsigned unmatched_from;
 } eng_pipe;
 
 typedef struct eng_physical {

@@ -80,6 +80,40 @@ void rackdb_session_close(rackdb_session *s);
 rackdb_code rackdb_session_set(rackdb_session *s, const char *name, const char *value,
                                rackdb_error **err);
 
+/* --- COPY FROM STDIN / TO STDOUT --------------------------------------------- */
+
+/* How a session exchanges COPY data with its client, so that the engine
+ * needs no files and knows nothing of terminals or wire protocols: the shell
+ * passes stdin/stdout, the pgwire server CopyData messages. COPY ... FROM
+ * STDIN reads the whole input before it takes the catalog's write lock (the
+ * loader parses one buffer in parallel), so its input is held in memory once
+ * and may not exceed the session's memory_limit (53200); the load stays
+ * atomic. COPY ... TO STDOUT streams the rows out through `write`. */
+typedef enum rackdb_copy_dir {
+    RACKDB_COPY_IN,  /* COPY ... FROM STDIN */
+    RACKDB_COPY_OUT, /* COPY ... TO STDOUT */
+} rackdb_copy_dir;
+
+typedef struct rackdb_copy_io {
+    /* The statement checked out and is about to exchange data: `columns`
+     * columns, in text form (csv: CSV). Nonzero fails the statement (08006). */
+    int (*begin)(void *arg, rackdb_copy_dir dir, uint32_t columns, bool csv);
+    /* COPY FROM STDIN: the next bytes into buf[0, cap). Returns how many, 0
+     * at the end of the data, or -1 when the client gave up: *message (set
+     * by read, valid until the statement ends) says why; the statement then
+     * fails with 57014 "COPY from stdin failed: <message>". A line holding
+     * only \. also ends the data, as in PostgreSQL. */
+    long (*read)(void *arg, char *buf, size_t cap, const char **message);
+    /* COPY TO STDOUT: the next bytes of output. Nonzero: the client is
+     * gone, the statement fails (08006). */
+    int (*write)(void *arg, const char *data, size_t len);
+    void *arg;
+} rackdb_copy_io;
+
+/* Sets (copies *io) or clears (io == NULL) the session's COPY data channel.
+ * Without one, COPY FROM STDIN / TO STDOUT fail with 0A000. */
+void rackdb_session_set_copy_io(rackdb_session *s, const rackdb_copy_io *io);
+
 /* --- running SQL ------------------------------------------------------------- */
 
 /* Runs the first statement of *sql and advances *sql past it (and its `;`).

@@ -647,8 +647,28 @@ sql_expr *sql_build_param(sql_build *B, const sql_token *t)
     return e;
 }
 
+/* -2147483648 is an INTEGER and -9223372036854775808 a BIGINT, as in
+ * PostgreSQL, which folds the minus into a numeric constant: the digits alone
+ * would not fit. */
+static bool negate_literal(sql_expr *arg, int pos)
+{
+    if (!arg || arg->kind != SQL_EXPR_LITERAL) return false;
+    if (arg->lit.kind == SQL_LIT_INTEGER && arg->lit.integer != INT64_MIN) {
+        arg->lit.integer = -arg->lit.integer;
+    } else if (arg->lit.kind == SQL_LIT_DECIMAL &&
+               strcmp(arg->lit.text, "9223372036854775808") == 0) {
+        arg->lit.kind = SQL_LIT_INTEGER;
+        arg->lit.integer = INT64_MIN;
+    } else {
+        return false;
+    }
+    arg->pos = pos;
+    return true;
+}
+
 sql_expr *sql_build_unary(sql_build *B, const sql_token *op_tok, sql_op op, sql_expr *arg)
 {
+    if (op == SQL_OP_NEG && negate_literal(arg, op_tok->pos)) return arg;
     sql_expr *e = expr(B, op_tok, SQL_EXPR_UNARY);
     if (!e) return NULL;
     e->unary.op = op;

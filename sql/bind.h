@@ -34,6 +34,12 @@
 sto_status sql_bind_query(sql_arena *arena, const sql_catalog *catalog, const sql_query *query,
                           sql_plan **out);
 
+/* The error for date text that sto_date_parse refused, as PostgreSQL words
+ * it: 22008 "date/time field value out of range" when the text is shaped
+ * YYYY-MM-DD (a month or day that does not exist: 1999-02-29), else 22007
+ * "invalid input syntax for type date". */
+sto_status sql_date_error(const char *s, size_t len, int position);
+
 /* PostgreSQL's name of a type for messages: "integer", "numeric",
  * "character varying", ... */
 const char *sql_type_pg_name(sto_type t);

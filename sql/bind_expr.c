@@ -239,8 +239,7 @@ static sto_status bind_literal(binder *b, const sql_expr *e, sql_bexpr **out)
     case SQL_LIT_DATE: {
         int32_t d;
         if (!sto_date_parse(l->text, strlen(l->text), &d))
-            return sto_error_at(STO_INVALID_DATETIME_FORMAT, e->pos,
-                                "invalid input syntax for type date: \"%s\"", l->text);
+            return sql_date_error(l->text, strlen(l->text), e->pos);
         c = sql_bexpr_new(b->ctx, SQL_BEXPR_CONST, sto_type_make(STO_TYPE_DATE), false, e->pos);
         if (c) c->value.v.i64 = d;
         break;

@@ -108,9 +108,7 @@ static sto_status fold_cast(binder *b, sql_bexpr *e)
             break;
         case STO_TYPE_DATE: {
             int32_t d;
-            if (!sto_date_parse(s, len, &d))
-                return sto_error_at(STO_INVALID_DATETIME_FORMAT, a->pos,
-                                    "invalid input syntax for type date: \"%.*s\"", (int)len, s);
+            if (!sto_date_parse(s, len, &d)) return sql_date_error(s, len, a->pos);
             v.v.i64 = d;
             break;
         }

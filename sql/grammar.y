@@ -374,6 +374,9 @@ expr(A) ::= SUBSTRING(F) LP expr(S) FROM expr(X) RP.
 expr(A) ::= SUBSTRING(F) LP expr(S) FROM expr(X) FOR expr(Y) RP.
     { A = sql_build_substring(B, &F, S, X, Y); }
 expr(A) ::= SUBSTRING(F) LP expr_list(L) RP.  { A = sql_build_func(B, &F, L, false, false); }
+/* Accepted so that the binder reports 42883 (no such function), as
+ * PostgreSQL does. */
+expr(A) ::= SUBSTRING(F) LP RP.               { A = sql_build_func(B, &F, NULL, false, false); }
 
 literal(A) ::= INTEGER(T).                    { A = sql_build_number(B, &T); }
 literal(A) ::= NUMBER(T).                     { A = sql_build_number(B, &T); }

@@ -27,6 +27,18 @@ const char *sql_type_pg_name(sto_type t)
     return sto_type_pg_name((sto_type_id)t.id);
 }
 
+sto_status sql_date_error(const char *s, size_t len, int position)
+{
+    bool shaped = len == 10 && s[4] == '-' && s[7] == '-';
+    for (size_t i = 0; shaped && i < len; i++)
+        shaped = i == 4 || i == 7 || (s[i] >= '0' && s[i] <= '9');
+    if (shaped)
+        return sto_error_at(STO_DATETIME_FIELD_OVERFLOW, position,
+                            "date/time field value out of range: \"%.*s\"", (int)len, s);
+    return sto_error_at(STO_INVALID_DATETIME_FORMAT, position,
+                        "invalid input syntax for type date: \"%.*s\"", (int)len, s);
+}
+
 sto_type sql_types_int_as_decimal(uint8_t id)
 {
     return sto_type_decimal(id == STO_TYPE_INTEGER ? 10 : 18, 0);

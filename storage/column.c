@@ -39,7 +39,7 @@ sto_status sto_schema_new(uint32_t ncols, const char *const *names, const sto_ty
             return sto_error(STO_INVALID_NAME, "column %u has no name", i + 1);
         STO_TRY(check_type(names[i], types[i]));
         for (uint32_t j = 0; j < i; j++)
-            if (strcasecmp(names[i], names[j]) == 0)
+            if (strcmp(names[i], names[j]) == 0)
                 return sto_error(STO_DUPLICATE_COLUMN, "column \"%s\" specified more than once",
                                  names[i]);
     }
@@ -91,7 +91,7 @@ done:
 int sto_schema_find(const sto_schema *s, const char *name)
 {
     for (uint32_t i = 0; i < s->ncols; i++)
-        if (strcasecmp(s->cols[i].name, name) == 0) return (int)i;
+        if (strcmp(s->cols[i].name, name) == 0) return (int)i;
     return -1;
 }
 

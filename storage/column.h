@@ -42,7 +42,8 @@ sto_status sto_schema_copy(const sto_schema *s, sto_schema **out);
 
 void sto_schema_free(sto_schema *s);
 
-/* Index of the column named `name` (case-insensitive), or -1. */
+/* Index of the column named exactly `name`, or -1 (SQL identifiers arrive
+ * already case-folded: unquoted ones lowercased, quoted ones as written). */
 int sto_schema_find(const sto_schema *s, const char *name);
 
 /* True when both schemas have the same column names, types and nullability. */

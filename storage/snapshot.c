@@ -19,10 +19,13 @@
  * file, bad magic, checksum mismatch, impossible length, trailing bytes —
  * is one XX001 error naming the file.
  *
- * The directory: MANIFEST is text, "rackdb snapshot 1", "generation G", one
- * "table FILE ROWS NAME" line per table, and a last line "crc X" over all
- * the bytes before it. Table files are named "G-I.rtbl" so a new save never
- * overwrites a file the current MANIFEST names.
+ * The directory: MANIFEST is text, "rackdb snapshot 2", "generation G", one
+ * "table FILE ROWS SIZE NAME" line per table, and a last line "crc X" over
+ * all the bytes before it (version 1, still read, has no SIZE). Table files
+ * are named "G-I.rtbl", G above every file already there, so a new save
+ * never overwrites a file the current MANIFEST names. A save rewrites only
+ * the tables it is told changed; the others keep their files (and older
+ * generation numbers), checked against the MANIFEST's row count and size.
  */
 #include "storage/snapshot.h"
 
@@ -39,11 +42,13 @@
 
 #include "storage/crc32c.h"
 
-#define TABLE_MAGIC    "RKDBTBL"
-#define TABLE_END      "RKDBEND"
-#define TABLE_VERSION  1u
-#define MANIFEST       "MANIFEST"
-#define MANIFEST_FIRST "rackdb snapshot 1\n"
+#define TABLE_MAGIC   "RKDBTBL"
+#define TABLE_END     "RKDBEND"
+#define TABLE_VERSION 1u
+#define MANIFEST      "MANIFEST"
+#define MANIFEST_V1   "rackdb snapshot 1\n"
+#define MANIFEST_V2   "rackdb snapshot 2\n"
+#define FILE_NAME_MAX 64
 
 static bool is_string(sto_type t)
 {
@@ -455,8 +460,9 @@ static uint64_t last_generation(const char *dir)
     return g;
 }
 
-/* Removes table files and leftovers of generations other than `keep`. */
-static void remove_stale(const char *dir, uint64_t keep)
+/* Removes table files the new MANIFEST does not name (an older save's, or
+ * an interrupted save's) and temporary leftovers. */
+static void remove_unreferenced(const char *dir, const char (*keep)[FILE_NAME_MAX], size_t nkeep)
 {
     DIR *d = opendir(dir);
     if (!d) return;
@@ -466,8 +472,13 @@ static void remove_stale(const char *dir, uint64_t keep)
         size_t idx;
         int end = 0;
         bool ours = sscanf(e->d_name, "%llu-%zu.rtbl%n", &gen, &idx, &end) == 2 && end > 0;
-        bool tmp = strcmp(e->d_name, MANIFEST ".tmp") == 0;
-        if ((ours && gen != keep) || tmp || (ours && e->d_name[end] != '\0')) {
+        bool stale = strcmp(e->d_name, MANIFEST ".tmp") == 0 || (ours && e->d_name[end] != '\0');
+        if (ours && !stale) {
+            stale = true;
+            for (size_t i = 0; i < nkeep && stale; i++)
+                stale = strcmp(keep[i], e->d_name) != 0;
+        }
+        if (stale) {
             char *p = path_join(dir, e->d_name);
             if (p) unlink(p);
             free(p);
@@ -482,73 +493,6 @@ static bool valid_name(const char *name)
     for (const unsigned char *p = (const unsigned char *)name; *p; p++)
         if (*p < 0x20 || *p == 0x7f) return false;
     return true;
-}
-
-sto_status sto_snapshot_save(const char *dir, const char *const *names, sto_table *const *tables,
-                             size_t n)
-{
-    for (size_t i = 0; i < n; i++) {
-        if (!valid_name(names[i]))
-            return sto_error(STO_INVALID_NAME, "invalid table name for a snapshot");
-        for (size_t j = 0; j < i; j++)
-            if (strcmp(names[i], names[j]) == 0)
-                return sto_error(STO_DUPLICATE_TABLE, "table \"%s\" named twice", names[i]);
-    }
-    if (mkdir(dir, 0755) != 0 && errno != EEXIST)
-        return sto_error(STO_IO_ERROR, "could not create directory \"%s\": %s", dir,
-                         strerror(errno));
-    uint64_t gen = last_generation(dir) + 1;
-
-    /* The manifest text, built while the table files are written. */
-    size_t cap = 128, len = 0;
-    for (size_t i = 0; i < n; i++)
-        cap += strlen(names[i]) + 64;
-    char *text = malloc(cap);
-    if (!text) return sto_error_oom();
-    len +=
-        (size_t)snprintf(text + len, cap - len, "%sgeneration %" PRIu64 "\n", MANIFEST_FIRST, gen);
-    sto_status st = STO_OK;
-    for (size_t i = 0; i < n && !st; i++) {
-        char file[64];
-        snprintf(file, sizeof(file), "%" PRIu64 "-%zu.rtbl", gen, i);
-        char *path = path_join(dir, file);
-        if (!path) {
-            st = sto_error_oom();
-            break;
-        }
-        st = save_table_atomic(tables[i], path);
-        free(path);
-        len += (size_t)snprintf(text + len, cap - len, "table %s %" PRIu64 " %s\n", file,
-                                sto_table_rows(tables[i]), names[i]);
-    }
-    if (!st) st = fsync_dir(dir); /* table files are durable before the manifest */
-    if (!st) {
-        char crc[32];
-        snprintf(crc, sizeof(crc), "crc %08x\n", sto_crc32c(0, text, len));
-        char *tmp = path_join(dir, MANIFEST ".tmp"), *final = path_join(dir, MANIFEST);
-        FILE *f = tmp ? fopen(tmp, "we") : NULL;
-        if (!tmp || !final) {
-            st = sto_error_oom();
-        } else if (!f) {
-            st = sto_error(STO_IO_ERROR, "could not create \"%s\": %s", tmp, strerror(errno));
-        } else {
-            bool ok = fwrite(text, 1, len, f) == len && fputs(crc, f) >= 0 && fflush(f) == 0 &&
-                      fsync(fileno(f)) == 0;
-            ok = fclose(f) == 0 && ok;
-            if (!ok || rename(tmp, final) != 0) {
-                st = sto_error(STO_IO_ERROR, "could not write \"%s\": %s", final, strerror(errno));
-                unlink(tmp);
-            }
-        }
-        free(tmp);
-        free(final);
-    }
-    free(text);
-    if (!st) st = fsync_dir(dir);
-    /* After a failure the new generation's files are the stale ones; the
-     * next successful save removes them. */
-    if (!st) remove_stale(dir, gen);
-    return st;
 }
 
 void sto_snapshot_entries_free(sto_snapshot_entry *entries, size_t n)
@@ -598,10 +542,11 @@ static sto_status read_manifest(const char *dir, char **text, size_t *len)
     } else {
         b[n] = '\0';
         /* The last line is "crc XXXXXXXX\n" over everything before it. */
-        size_t first = strlen(MANIFEST_FIRST);
+        size_t first = strlen(MANIFEST_V2);
         char *last = n >= first + 13 ? b + n - 13 : NULL;
         unsigned crc;
-        if (!last || last[-1] != '\n' || memcmp(b, MANIFEST_FIRST, first) != 0 ||
+        if (!last || last[-1] != '\n' ||
+            (memcmp(b, MANIFEST_V1, first) != 0 && memcmp(b, MANIFEST_V2, first) != 0) ||
             sscanf(last, "crc %8x\n", &crc) != 1 || sto_crc32c(0, b, (size_t)(last - b)) != crc)
             st = sto_error(STO_DATA_CORRUPTED, "snapshot manifest \"%s\" is damaged", path);
         else
@@ -616,6 +561,217 @@ static sto_status read_manifest(const char *dir, char **text, size_t *len)
     return st;
 }
 
+/* One "table" line of a MANIFEST. Version 1 manifests carry no file size
+ * (sized false); their tables are rewritten by the next save rather than
+ * reused unchecked. */
+typedef struct manifest_entry {
+    char file[FILE_NAME_MAX];
+    uint64_t rows, size;
+    bool sized;
+    const char *name; /* points into the manifest text */
+} manifest_entry;
+
+/* Splits a checked manifest text (modified in place) into its entries. */
+static sto_status parse_manifest(const char *dir, char *text, manifest_entry **out, size_t *n)
+{
+    *out = NULL;
+    *n = 0;
+    bool v2 = memcmp(text, MANIFEST_V2, strlen(MANIFEST_V2)) == 0;
+    size_t lines = 0;
+    for (const char *p = text; *p; p++)
+        lines += *p == '\n';
+    manifest_entry *e = calloc(lines ? lines : 1, sizeof(*e));
+    if (!e) return sto_error_oom();
+    size_t count = 0;
+    char *save = NULL;
+    strtok_r(text, "\n", &save); /* the first line was checked */
+    for (char *line = strtok_r(NULL, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+        if (strncmp(line, "generation ", 11) == 0) continue;
+        unsigned long long rows = 0, size = 0;
+        int name_at = 0;
+        int got =
+            v2 ? sscanf(line, "table %63s %llu %llu %n", e[count].file, &rows, &size, &name_at)
+               : sscanf(line, "table %63s %llu %n", e[count].file, &rows, &name_at);
+        if (got != (v2 ? 3 : 2) || name_at == 0 || strchr(e[count].file, '/') || !line[name_at]) {
+            free(e);
+            return sto_error(STO_DATA_CORRUPTED, "snapshot manifest in \"%s\" is damaged", dir);
+        }
+        e[count].rows = rows;
+        e[count].size = size;
+        e[count].sized = v2;
+        e[count].name = line + name_at;
+        count++;
+    }
+    *out = e;
+    *n = count;
+    return STO_OK;
+}
+
+/* The current MANIFEST's entries, for a save to reuse. A missing or damaged
+ * MANIFEST gives none: then every table is written. */
+static sto_status current_entries(const char *dir, char **text, manifest_entry **e, size_t *n)
+{
+    *text = NULL;
+    *e = NULL;
+    *n = 0;
+    size_t len = 0;
+    sto_status st = read_manifest(dir, text, &len);
+    if (st) {
+        bool oom = strcmp(st->sqlstate, STO_OUT_OF_MEMORY) == 0;
+        sto_status_free(st);
+        return oom ? sto_error_oom() : STO_OK;
+    }
+    st = parse_manifest(dir, *text, e, n);
+    if (st) {
+        bool oom = strcmp(st->sqlstate, STO_OUT_OF_MEMORY) == 0;
+        sto_status_free(st);
+        free(*text);
+        *text = NULL;
+        return oom ? sto_error_oom() : STO_OK;
+    }
+    return STO_OK;
+}
+
+/* An unchanged table keeps its file when the MANIFEST names it with the
+ * same row count and the file is there at the recorded size; anything else
+ * (a v1 entry, a missing or cut file) is rewritten from memory instead. */
+static const manifest_entry *reusable(const char *dir, const manifest_entry *old, size_t nold,
+                                      const char *name, const sto_table *t)
+{
+    const manifest_entry *m = NULL;
+    for (size_t i = 0; i < nold && !m; i++)
+        if (strcmp(old[i].name, name) == 0) m = &old[i];
+    if (!m || !m->sized || m->rows != sto_table_rows(t)) return NULL;
+    char *path = path_join(dir, m->file);
+    struct stat sb;
+    bool ok =
+        path && stat(path, &sb) == 0 && S_ISREG(sb.st_mode) && (uint64_t)sb.st_size == m->size;
+    free(path);
+    return ok ? m : NULL;
+}
+
+/* Test-only crash simulation: RACKDB_SNAPSHOT_FAILPOINT=before-manifest stops
+ * a save after the table files are durable but before the MANIFEST is
+ * replaced; =before-cleanup stops it after the MANIFEST is in place but
+ * before unreferenced files are removed. Either way the save reports an
+ * error and leaves the directory as a crash at that point would. */
+static bool failpoint(const char *where)
+{
+    const char *fp = getenv("RACKDB_SNAPSHOT_FAILPOINT");
+    return fp && strcmp(fp, where) == 0;
+}
+
+static sto_status failpoint_error(const char *where)
+{
+    return sto_error(STO_IO_ERROR, "snapshot save stopped at failpoint %s", where);
+}
+
+/* Writes the MANIFEST text (plus its checksum line) by way of MANIFEST.tmp. */
+static sto_status install_manifest(const char *dir, const char *text, size_t len)
+{
+    char crc[32];
+    snprintf(crc, sizeof(crc), "crc %08x\n", sto_crc32c(0, text, len));
+    char *tmp = path_join(dir, MANIFEST ".tmp"), *final = path_join(dir, MANIFEST);
+    FILE *f = tmp ? fopen(tmp, "we") : NULL;
+    sto_status st = STO_OK;
+    if (!tmp || !final) {
+        st = sto_error_oom();
+    } else if (!f) {
+        st = sto_error(STO_IO_ERROR, "could not create \"%s\": %s", tmp, strerror(errno));
+    } else {
+        bool ok = fwrite(text, 1, len, f) == len && fputs(crc, f) >= 0 && fflush(f) == 0 &&
+                  fsync(fileno(f)) == 0;
+        ok = fclose(f) == 0 && ok;
+        if (!ok || rename(tmp, final) != 0) {
+            st = sto_error(errno == ENOSPC ? STO_DISK_FULL : STO_IO_ERROR,
+                           "could not write \"%s\": %s", final, strerror(errno));
+            unlink(tmp);
+        }
+    }
+    free(tmp);
+    free(final);
+    return st;
+}
+
+sto_status sto_snapshot_save(const char *dir, const char *const *names, sto_table *const *tables,
+                             size_t n)
+{
+    return sto_snapshot_save_changed(dir, names, tables, NULL, n);
+}
+
+sto_status sto_snapshot_save_changed(const char *dir, const char *const *names,
+                                     sto_table *const *tables, const bool *changed, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        if (!valid_name(names[i]))
+            return sto_error(STO_INVALID_NAME, "invalid table name for a snapshot");
+        for (size_t j = 0; j < i; j++)
+            if (strcmp(names[i], names[j]) == 0)
+                return sto_error(STO_DUPLICATE_TABLE, "table \"%s\" named twice", names[i]);
+    }
+    if (mkdir(dir, 0755) != 0 && errno != EEXIST)
+        return sto_error(STO_IO_ERROR, "could not create directory \"%s\": %s", dir,
+                         strerror(errno));
+    /* Above every file in the directory, so a new file never overwrites one
+     * the current MANIFEST names (reused files keep their older numbers). */
+    uint64_t gen = last_generation(dir) + 1;
+    char *old_text = NULL;
+    manifest_entry *old = NULL;
+    size_t nold = 0;
+    if (changed) STO_TRY(current_entries(dir, &old_text, &old, &nold));
+
+    /* The manifest text, built while the table files are written. */
+    size_t cap = 128, len = 0;
+    for (size_t i = 0; i < n; i++)
+        cap += strlen(names[i]) + 128;
+    char *text = malloc(cap);
+    char(*files)[FILE_NAME_MAX] = calloc(n ? n : 1, sizeof(*files));
+    sto_status st = STO_OK;
+    if (!text || !files) {
+        st = sto_error_oom();
+        goto out;
+    }
+    len += (size_t)snprintf(text + len, cap - len, "%sgeneration %" PRIu64 "\n", MANIFEST_V2, gen);
+    for (size_t i = 0; i < n && !st; i++) {
+        const manifest_entry *keep =
+            changed && !changed[i] ? reusable(dir, old, nold, names[i], tables[i]) : NULL;
+        uint64_t size = 0;
+        if (keep) {
+            snprintf(files[i], FILE_NAME_MAX, "%s", keep->file);
+            size = keep->size;
+        } else {
+            snprintf(files[i], FILE_NAME_MAX, "%" PRIu64 "-%zu.rtbl", gen, i);
+            char *path = path_join(dir, files[i]);
+            if (!path) {
+                st = sto_error_oom();
+                break;
+            }
+            st = save_table_atomic(tables[i], path);
+            struct stat sb;
+            if (!st && stat(path, &sb) != 0)
+                st = sto_error(STO_IO_ERROR, "could not stat \"%s\": %s", path, strerror(errno));
+            if (!st) size = (uint64_t)sb.st_size;
+            free(path);
+        }
+        len += (size_t)snprintf(text + len, cap - len, "table %s %" PRIu64 " %" PRIu64 " %s\n",
+                                files[i], sto_table_rows(tables[i]), size, names[i]);
+    }
+    if (!st) st = fsync_dir(dir); /* table files are durable before the manifest */
+    if (!st && failpoint("before-manifest")) st = failpoint_error("before-manifest");
+    if (!st) st = install_manifest(dir, text, len);
+    if (!st) st = fsync_dir(dir);
+    if (!st && failpoint("before-cleanup")) st = failpoint_error("before-cleanup");
+    /* After a failure the new generation's files are the unreferenced ones;
+     * the next successful save removes them. */
+    if (!st) remove_unreferenced(dir, (const char(*)[FILE_NAME_MAX])files, n);
+out:
+    free(text);
+    free(files);
+    free(old);
+    free(old_text);
+    return st;
+}
+
 sto_status sto_snapshot_open(const char *dir, sto_snapshot_entry **entries, size_t *n)
 {
     *entries = NULL;
@@ -623,43 +779,35 @@ sto_status sto_snapshot_open(const char *dir, sto_snapshot_entry **entries, size
     char *text = NULL;
     size_t len = 0;
     STO_TRY(read_manifest(dir, &text, &len));
-    size_t lines = 0;
-    for (size_t i = 0; i < len; i++)
-        lines += text[i] == '\n';
-    sto_snapshot_entry *e = calloc(lines ? lines : 1, sizeof(*e));
-    if (!e) {
+    manifest_entry *m = NULL;
+    size_t nm = 0;
+    sto_status st = parse_manifest(dir, text, &m, &nm);
+    if (st) {
         free(text);
-        return sto_error_oom();
+        return st;
     }
+    sto_snapshot_entry *e = calloc(nm ? nm : 1, sizeof(*e));
     size_t count = 0;
-    sto_status st = STO_OK;
-    char *save = NULL;
-    strtok_r(text, "\n", &save); /* the first line was checked */
-    for (char *line = strtok_r(NULL, "\n", &save); line && !st;
-         line = strtok_r(NULL, "\n", &save)) {
-        if (strncmp(line, "generation ", 11) == 0) continue;
-        char file[64];
-        unsigned long long rows;
-        int name_at = 0;
-        if (sscanf(line, "table %63s %llu %n", file, &rows, &name_at) != 2 || name_at == 0 ||
-            strchr(file, '/') || !line[name_at]) {
-            st = sto_error(STO_DATA_CORRUPTED, "snapshot manifest in \"%s\" is damaged", dir);
-            break;
-        }
-        char *path = path_join(dir, file);
-        e[count].name = strdup(line + name_at);
+    if (!e) st = sto_error_oom();
+    for (size_t i = 0; i < nm && !st; i++) {
+        char *path = path_join(dir, m[i].file);
+        e[count].name = strdup(m[i].name);
         if (!path || !e[count].name) {
             free(path);
             free(e[count].name);
             st = sto_error_oom();
             break;
         }
-        st = sto_table_load_file(path, &e[count].table);
-        if (!st && sto_table_rows(e[count].table) != rows)
+        struct stat sb;
+        if (m[i].sized && stat(path, &sb) == 0 && (uint64_t)sb.st_size != m[i].size)
+            st = corrupt(path, "file size differs from the manifest");
+        if (!st) st = sto_table_load_file(path, &e[count].table);
+        if (!st && sto_table_rows(e[count].table) != m[i].rows)
             st = corrupt(path, "row count differs from the manifest");
         free(path);
         count++;
     }
+    free(m);
     free(text);
     if (st) {
         sto_snapshot_entries_free(e, count);

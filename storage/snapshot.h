@@ -9,15 +9,19 @@
  * is checked against the file size before it is used, so a truncated or
  * damaged file is reported (XX001, naming the file) and never crashes.
  *
- * Saving is atomic as a whole: table files get fresh names per save
- * (generation number), each is written to a temporary name, fsynced and
- * renamed; then the new MANIFEST goes through the same steps, the directory
- * is fsynced, and only then are files of the previous generation removed. A
- * crash at any point leaves the previous snapshot or the new one readable.
+ * Saving is atomic as a whole and incremental: only the tables a save is
+ * told changed are written, each under a fresh name (generation number) to
+ * a temporary name, fsynced and renamed; the others keep the files the
+ * current MANIFEST names. Then the new MANIFEST (per table: file, row
+ * count, file size) goes through the same steps, the directory is fsynced,
+ * and only then are files the new MANIFEST does not name removed (an older
+ * save's, a dropped table's, an interrupted save's leftovers). A crash at
+ * any point leaves the previous snapshot or the new one readable.
  */
 #ifndef RACKDB_STORAGE_SNAPSHOT_H
 #define RACKDB_STORAGE_SNAPSHOT_H
 
+#include <stdbool.h>
 #include <stddef.h>
 
 #include "storage/status.h"
@@ -28,6 +32,14 @@
  * control characters. */
 sto_status sto_snapshot_save(const char *dir, const char *const *names, sto_table *const *tables,
                              size_t n);
+
+/* Like sto_snapshot_save, but writes only the tables with changed[i] true
+ * (changed NULL: all). An unchanged table keeps its current file, unless the
+ * current MANIFEST lacks it or its file is missing or disagrees with the
+ * MANIFEST (rows, size): then it is written too. Tables the current MANIFEST
+ * has but `names` lacks are dropped from the snapshot. */
+sto_status sto_snapshot_save_changed(const char *dir, const char *const *names,
+                                     sto_table *const *tables, const bool *changed, size_t n);
 
 /* One table read back from a snapshot. */
 typedef struct sto_snapshot_entry {

@@ -158,8 +158,9 @@ typedef enum sto_parse_result {
     STO_PARSE_OUT_OF_RANGE, /* a number that does not fit */
 } sto_parse_result;
 
-/* Parses "[-+]digits[.digits]" into a value scaled by 10^scale that must fit
- * in precision digits. Extra fraction digits are rounded half away from 0. */
+/* Parses "[-+]digits[.digits][e[-+]digits]" (the whole text: callers strip
+ * surrounding blanks) into a value scaled by 10^scale that must fit in
+ * precision digits. Extra fraction digits are rounded half away from 0. */
 sto_parse_result sto_decimal_parse(const char *s, size_t len, int precision, int scale,
                                    int64_t *out);
 

@@ -312,3 +312,28 @@ sto_status pgw_read_sasl_initial(const char *body, size_t len, const char **mech
     }
     return finish(&c, "SASLInitialResponse");
 }
+
+sto_status pgw_read_copy_response(const char *body, size_t len, int *format, uint16_t *ncols)
+{
+    cursor c = {body, len, 0, false};
+    *format = get_u8(&c);
+    int16_t n = get_i16(&c);
+    if (n < 0) c.bad = true;
+    for (int16_t i = 0; !c.bad && i < n; i++)
+        if (get_i16(&c) != *format) c.bad = true;
+    *ncols = c.bad ? 0 : (uint16_t)n;
+    return finish(&c, "CopyInResponse/CopyOutResponse");
+}
+
+sto_status pgw_read_copy_fail(const char *body, size_t len, const char **message)
+{
+    cursor c = {body, len, 0, false};
+    *message = get_cstr(&c);
+    return finish(&c, "CopyFail");
+}
+
+sto_status pgw_read_copy_done(const char *body, size_t len)
+{
+    cursor c = {body, len, 0, false};
+    return finish(&c, "CopyDone");
+}

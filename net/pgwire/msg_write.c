@@ -259,3 +259,44 @@ void pgw_put_error(pgw_buf *b, bool notice, const char *severity, const char *sq
     pgw_put_u8(b, 0);
     pgw_msg_end(b, m);
 }
+
+/* --- COPY -------------------------------------------------------------------------- */
+
+static void put_copy_response(pgw_buf *b, char type, uint16_t ncols)
+{
+    size_t m = pgw_msg_begin(b, type);
+    pgw_put_u8(b, 0);
+    pgw_put_i16(b, (int16_t)ncols);
+    for (uint16_t i = 0; i < ncols; i++)
+        pgw_put_i16(b, 0);
+    pgw_msg_end(b, m);
+}
+
+void pgw_put_copy_in_response(pgw_buf *b, uint16_t ncols)
+{
+    put_copy_response(b, 'G', ncols);
+}
+
+void pgw_put_copy_out_response(pgw_buf *b, uint16_t ncols)
+{
+    put_copy_response(b, 'H', ncols);
+}
+
+void pgw_put_copy_data(pgw_buf *b, const char *data, size_t len)
+{
+    size_t m = pgw_msg_begin(b, 'd');
+    pgw_buf_append(b, data, len);
+    pgw_msg_end(b, m);
+}
+
+void pgw_put_copy_done(pgw_buf *b)
+{
+    put_simple(b, 'c');
+}
+
+void pgw_put_copy_fail(pgw_buf *b, const char *message)
+{
+    size_t m = pgw_msg_begin(b, 'f');
+    pgw_put_cstr(b, message);
+    pgw_msg_end(b, m);
+}

@@ -111,6 +111,17 @@ void pgw_put_value(pgw_buf *b, const char *data, int32_t len);
 void pgw_put_error(pgw_buf *b, bool notice, const char *severity, const char *sqlstate,
                    const char *message, int position);
 
+/* COPY sub-protocol. CopyInResponse 'G' / CopyOutResponse 'H': overall
+ * format 0 (text) and ncols column formats, all 0 — rackdb's COPY data is
+ * always text (CSV included). CopyData 'd' carries any slice of the data
+ * stream (not necessarily whole lines); CopyDone 'c' ends it; CopyFail 'f'
+ * (client to server) aborts a COPY FROM STDIN with a message. */
+void pgw_put_copy_in_response(pgw_buf *b, uint16_t ncols);
+void pgw_put_copy_out_response(pgw_buf *b, uint16_t ncols);
+void pgw_put_copy_data(pgw_buf *b, const char *data, size_t len);
+void pgw_put_copy_done(pgw_buf *b);
+void pgw_put_copy_fail(pgw_buf *b, const char *message);
+
 /* --- input ----------------------------------------------------------------- */
 
 /* Framing of a regular message (type byte + int32 length including itself).
@@ -168,6 +179,15 @@ int16_t pgw_format_of(uint16_t nformats, const int16_t *formats, uint32_t i);
 sto_status pgw_read_target(const char *body, size_t len, char *kind, const char **name);
 
 sto_status pgw_read_execute(const char *body, size_t len, const char **portal, int32_t *max_rows);
+
+/* CopyInResponse or CopyOutResponse body: the overall format and the number
+ * of columns; every per-column format must equal the overall one. */
+sto_status pgw_read_copy_response(const char *body, size_t len, int *format, uint16_t *ncols);
+
+/* CopyFail: the client's message. CopyDone: must be empty. CopyData's body
+ * is the data itself. */
+sto_status pgw_read_copy_fail(const char *body, size_t len, const char **message);
+sto_status pgw_read_copy_done(const char *body, size_t len);
 
 /* SASLInitialResponse: mechanism and client-first-message (may be NULL/0). */
 sto_status pgw_read_sasl_initial(const char *body, size_t len, const char **mechanism,

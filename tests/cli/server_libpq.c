@@ -2,7 +2,8 @@
  * server_libpq.c — `rackdb server` through libpq and through raw protocol
  * bytes: prepared statements with text and binary parameters and results,
  * Describe, error fields, Execute with a row limit (PortalSuspended),
- * PQcancel, 50 concurrent clients, the connection limit, SCRAM-SHA-256
+ * COPY FROM STDIN / TO STDOUT (PQputCopyData, PQputCopyEnd with and without
+ * an error, PQgetCopyData), PQcancel, 50 concurrent clients, the connection limit, SCRAM-SHA-256
  * logins, and malformed input that must close only its own connection.
  * Starts its own servers from $RACKDB on free loopback ports.
  */
@@ -277,6 +278,102 @@ static void test_errors(void)
     PQclear(r);
     /* the connection stays usable */
     CHECK(exec_ok(c, "SHOW server_version"));
+    PQfinish(c);
+}
+
+/* COUNT(*) of a table, -1 on error. */
+static long count_rows(PGconn *c, const char *table)
+{
+    char sql[128];
+    snprintf(sql, sizeof(sql), "SELECT count(*) FROM %s", table);
+    PGresult *r = PQexec(c, sql);
+    long n = PQresultStatus(r) == PGRES_TUPLES_OK ? atol(PQgetvalue(r, 0, 0)) : -1;
+    PQclear(r);
+    return n;
+}
+
+/* Starts COPY FROM STDIN, sends the data in the given pieces and ends it
+ * (with a CopyFail when fail_message is set); the final result. */
+static PGresult *copy_in(PGconn *c, const char *sql, const char *const *pieces, int n,
+                         const char *fail_message)
+{
+    PGresult *r = PQexec(c, sql);
+    if (PQresultStatus(r) != PGRES_COPY_IN) return r;
+    CHECK_EQ_INT(PQnfields(r), 2);
+    CHECK_EQ_INT(PQbinaryTuples(r), 0);
+    PQclear(r);
+    for (int i = 0; i < n; i++)
+        CHECK_EQ_INT(PQputCopyData(c, pieces[i], (int)strlen(pieces[i])), 1);
+    CHECK_EQ_INT(PQputCopyEnd(c, fail_message), 1);
+    r = PQgetResult(c);
+    PGresult *extra = PQgetResult(c);
+    CHECK(extra == NULL);
+    PQclear(extra);
+    return r;
+}
+
+/* COPY FROM STDIN / TO STDOUT: data in pieces that cut lines, CopyFail,
+ * a bad row, and the table unchanged after each failure. */
+static void test_copy(void)
+{
+    PGconn *c = conn();
+    REQUIRE(PQstatus(c) == CONNECTION_OK);
+    CHECK(exec_ok(c, "CREATE TABLE cp (a INTEGER NOT NULL, b VARCHAR(10))"));
+    const char *good[] = {"1,a\n2,", "b\n3", ",c\n"};
+    PGresult *r = copy_in(c, "COPY cp FROM STDIN (DELIMITER ',')", good, 3, NULL);
+    CHECK_EQ_INT(PQresultStatus(r), PGRES_COMMAND_OK);
+    CHECK_STREQ(PQcmdStatus(r), "COPY 3");
+    PQclear(r);
+
+    const char *more[] = {"4,d\n"};
+    r = copy_in(c, "COPY cp FROM STDIN (DELIMITER ',')", more, 1, "client gave up");
+    CHECK_EQ_INT(PQresultStatus(r), PGRES_FATAL_ERROR);
+    CHECK_STREQ(PQresultErrorField(r, PG_DIAG_SQLSTATE), "57014");
+    CHECK_STREQ(PQresultErrorField(r, PG_DIAG_MESSAGE_PRIMARY),
+                "COPY from stdin failed: client gave up");
+    PQclear(r);
+    CHECK_EQ_INT(count_rows(c, "cp"), 3);
+
+    const char *bad[] = {"5,e\n", "x,f\n"};
+    r = copy_in(c, "COPY cp FROM STDIN (DELIMITER ',')", bad, 2, NULL);
+    CHECK_EQ_INT(PQresultStatus(r), PGRES_FATAL_ERROR);
+    CHECK_STREQ(PQresultErrorField(r, PG_DIAG_SQLSTATE), "22P02");
+    const char *msg = PQresultErrorField(r, PG_DIAG_MESSAGE_PRIMARY);
+    CHECK(msg && strstr(msg, "line 2, column 1 (a)") != NULL);
+    PQclear(r);
+    CHECK_EQ_INT(count_rows(c, "cp"), 3);
+
+    /* an error before any data: no CopyInResponse */
+    r = PQexec(c, "COPY nosuch FROM STDIN");
+    CHECK_EQ_INT(PQresultStatus(r), PGRES_FATAL_ERROR);
+    CHECK_STREQ(PQresultErrorField(r, PG_DIAG_SQLSTATE), "42P01");
+    PQclear(r);
+
+    r = PQexec(c, "COPY cp TO STDOUT (FORMAT csv, HEADER)");
+    CHECK_EQ_INT(PQresultStatus(r), PGRES_COPY_OUT);
+    CHECK_EQ_INT(PQnfields(r), 2);
+    PQclear(r);
+    char out[256] = "";
+    size_t len = 0;
+    char *buf;
+    int n;
+    while ((n = PQgetCopyData(c, &buf, 0)) > 0) {
+        if (len + (size_t)n < sizeof(out)) {
+            memcpy(out + len, buf, (size_t)n);
+            len += (size_t)n;
+            out[len] = '\0';
+        }
+        PQfreemem(buf);
+    }
+    CHECK_EQ_INT(n, -1);
+    CHECK_STREQ(out, "a,b\n1,a\n2,b\n3,c\n");
+    r = PQgetResult(c);
+    CHECK_EQ_INT(PQresultStatus(r), PGRES_COMMAND_OK);
+    CHECK_STREQ(PQcmdStatus(r), "COPY 3");
+    PQclear(r);
+    CHECK(PQgetResult(c) == NULL);
+    /* the connection stays usable */
+    CHECK_EQ_INT(count_rows(c, "cp"), 3);
     PQfinish(c);
 }
 
@@ -653,6 +750,7 @@ int main(void)
     RUN(test_startup);
     RUN(test_prepared);
     RUN(test_errors);
+    RUN(test_copy);
     RUN(test_row_limit);
     RUN(test_malformed);
     RUN(test_concurrent);

@@ -98,7 +98,7 @@ static inline bool ocat_lookup_table(void *ctx, const char *name, sql_table_info
     opt_catalog *c = ctx;
     if (!tcat_lookup_table(&c->base, name, out)) return false;
     for (size_t t = 0; t < OCAT_NTABLES; t++) {
-        if (strcasecmp(ocat_facts[t].table, name) != 0) continue;
+        if (strcmp(ocat_facts[t].table, name) != 0) continue;
         out->rows = ocat_facts[t].rows;
         out->stats = c->stats[t];
     }
@@ -121,7 +121,7 @@ static inline sql_catalog ocat_iface(opt_catalog *c)
 static inline const sto_schema *ocat_schema(opt_catalog *c, const char *name)
 {
     for (int i = 0; i < c->base.ntables; i++)
-        if (strcasecmp(c->base.table_names[i], name) == 0) return c->base.schemas[i];
+        if (strcmp(c->base.table_names[i], name) == 0) return c->base.schemas[i];
     return NULL;
 }
 

@@ -199,7 +199,8 @@ static void test_ddl_text(void)
     eng_catalog *c;
     REQUIRE(eng_catalog_new(&c) == STO_OK);
     REQUIRE(eng_catalog_create_table(c, "My Table", make_table(), false, 0, NULL) == STO_OK);
-    char *ddl = eng_catalog_table_ddl(c, "my table");
+    CHECK(eng_catalog_table_ddl(c, "my table") == NULL); /* names match exactly */
+    char *ddl = eng_catalog_table_ddl(c, "My Table");
     CHECK_STREQ(ddl, "CREATE TABLE \"My Table\" (\n"
                      "    id INTEGER NOT NULL,\n"
                      "    name VARCHAR(20)\n"

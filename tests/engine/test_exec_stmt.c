@@ -246,11 +246,15 @@ static void test_insert(void)
     CHECK_STREQ(error_of(s, "insert into t (v) values ('x')"), "23502");
     CHECK_STREQ(error_of(s, "insert into t (i, ok) values (1, 5)"), "42804");
     CHECK_STREQ(error_of(s, "insert into t (i) values (1), (2), ('x')"), "22P02");
-    CHECK_STREQ(error_of(s, "insert into t (i) values (1 + 2)"), "0A000");
+    CHECK_STREQ(error_of(s, "insert into t (i) values (1), (2147483647 + 1)"), "22003");
     CHECK_STREQ(error_of(s, "insert into t (i, nope) values (1, 2)"), "42703");
     CHECK_STREQ(error_of(s, "insert into t (i) values (1, 2)"), "42601");
     CHECK_STREQ(error_of(s, "insert into nope values (1)"), "42P01");
     CHECK_EQ_INT(table_rows(db, "t"), 4);
+
+    /* Rows with expressions run through the executor. */
+    CHECK_STREQ(error_of(s, "insert into t (i) values (1 + 2), (-(4))"), "none");
+    CHECK_EQ_INT(table_rows(db, "t"), 6);
 
     /* The error points at the offending value. */
     const char *bad = "insert into t (i) values ('abc')";

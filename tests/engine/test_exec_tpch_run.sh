@@ -31,18 +31,27 @@ for t in nation region part supplier partsupp customer orders; do : > "$out/data
 "$RACKDB" tpch run --sf 0.01 --data "$out/data" --queries 1,6 --check > "$out/data.txt" 2>&1
 check "--data loads .tbl files, answers check" $?
 
-"$RACKDB" tpch run --sf 0.01 --data "$out/data" --queries 3 > "$out/t3.txt" 2>&1
+# A set operation is not executable yet: it stands for an unsupported query.
+mkdir "$out/qs"
+echo "select n_name from nation union select r_name from region;" > "$out/qs/q03.sql"
+"$RACKDB" tpch run --sf 0.01 --data "$out/data" --queries 3 --queries-dir "$out/qs" \
+    > "$out/t3.txt" 2>&1
 check "unsupported query without --check exits 0" $?
 grep -q 'not supported' "$out/t3.txt"; check "reported as not supported" $?
 
 # q06's text run as q01, and q03 (not supported) under --check: both fail.
-mkdir "$out/qs"
 cp "$RACKDB_SHARED/tpch/queries/q06.sql" "$out/qs/q01.sql"
-cp "$RACKDB_SHARED/tpch/queries/q03.sql" "$out/qs/q03.sql"
 "$RACKDB" tpch run --sf 0.01 --data "$out/data" --queries 1,3 --check --queries-dir "$out/qs" \
     > "$out/bad.txt" 2>&1
 [ $? -ne 0 ]; check "a wrong answer and an unsupported query fail the check" $?
 grep -q 'MISMATCH: row 1' "$out/bad.txt"; check "first differing row printed" $?
+
+# Every query with joins that runs correctly at SF 0.01, on 1 and 2 threads.
+joins=2,3,4,5,7,8,9,10,11,12,13,14,15,16,17,18,19,20,21,22
+for th in 1 2; do
+    "$RACKDB" tpch run --sf 0.01 --queries $joins --check --threads $th > "$out/j$th.txt" 2>&1
+    check "join queries $joins check on $th threads" $?
+done
 
 echo "$fail failed"
 [ "$fail" -eq 0 ]

@@ -313,6 +313,40 @@ static void test_scalar_subqueries(void)
     done(&o);
 }
 
+/* A query without FROM reads a zero-column VALUES row: joining a subquery
+ * to it must not copy from a missing column list (UBSan caught memcpy from
+ * NULL in eng_lop_recompute_out). */
+static void test_subquery_without_from(void)
+{
+    optimized o = opt("select (select max(n_nationkey) from nation)");
+    REQUIRE(o.plan);
+    CHECK_EQ_INT(count_subqueries(o.plan->root), 0);
+    check_has(&o, "AGGREGATE AGGS max", true);
+    done(&o);
+    o = opt("select 1 where exists (select 1 from nation where n_nationkey > 3)");
+    REQUIRE(o.plan);
+    CHECK_EQ_INT(count_subqueries(o.plan->root), 0);
+    done(&o);
+    /* the building blocks: an operator without columns still has a column
+     * array, and a join over it takes the other side's columns */
+    sql_arena *a = sql_arena_create();
+    REQUIRE(a);
+    sql_plan *p = bind_sql(a, "select n_nationkey from nation");
+    REQUIRE(p);
+    sql_lop *none = sql_lop_new(p->ctx, SQL_LOP_VALUES, NULL, NULL, 0);
+    REQUIRE(none);
+    CHECK(none->out != NULL);
+    CHECK_EQ_INT(none->nout, 0);
+    sql_lop *j = eng_lop_join(p->ctx, SQL_JOINK_CROSS, none, p->root, NULL);
+    REQUIRE(j);
+    CHECK_EQ_INT(j->nout, p->root->nout);
+    CHECK(j->out[0] == p->root->out[0]);
+    sql_lop *f = eng_lop_filter(p->ctx, none, sql_bexpr_column(p->ctx, p->root->out[0], 0));
+    REQUIRE(f);
+    CHECK_EQ_INT(f->nout, 0);
+    sql_arena_destroy(a);
+}
+
 static void test_count_bug(void)
 {
     /* COUNT over no matching rows is 0, not NULL: orders without lineitems
@@ -762,6 +796,7 @@ int main(void)
     RUN(test_in_and_not_in);
     RUN(test_quantified_comparisons);
     RUN(test_scalar_subqueries);
+    RUN(test_subquery_without_from);
     RUN(test_count_bug);
     RUN(test_magic_set);
     RUN(test_unnest_disabled);

@@ -76,6 +76,21 @@ static void one_message(char type, const char *body, size_t len)
         st = pgw_read_execute(body, len, &portal, &max);
         break;
     }
+    case 'G':
+    case 'H': {
+        int format;
+        uint16_t ncols;
+        st = pgw_read_copy_response(body, len, &format, &ncols);
+        break;
+    }
+    case 'f': {
+        const char *message;
+        st = pgw_read_copy_fail(body, len, &message);
+        break;
+    }
+    case 'c':
+        st = pgw_read_copy_done(body, len);
+        break;
     case 'p': {
         const char *mech, *data;
         size_t dlen;

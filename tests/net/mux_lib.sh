@@ -114,14 +114,18 @@ mux_wait_bounded() {
 }
 
 # mux_wait_connected LOG...: waits (up to 30 s) until every rank's log says
-# it is connected to the whole cluster.
+# it is connected to the whole cluster; otherwise prints the logs and returns
+# 1 (2 when a rank lost the race for its port: see mux_ports).
 mux_wait_connected() {
     local i f ok
     for ((i = 0; i < 300; i++)); do
         ok=1
         for f in "$@"; do grep -q "connected$" "$f" 2>/dev/null || ok=0; done
         [ $ok = 1 ] && return 0
+        grep -qs "Address already in use" "$@" && break
         sleep 0.1
     done
-    fail "ranks did not connect: $*"
+    for f in "$@"; do echo "--- $f:" >&2; cat "$f" >&2; done
+    grep -qs "Address already in use" "$@" && return 2
+    return 1
 }

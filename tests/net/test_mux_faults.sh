@@ -14,14 +14,25 @@ SLOW=(--mb 64 --msg-kb 64 --workers 2 --delay-us 4000 --timeout-ms 2000 --heartb
 
 # fault_run N VICTIM SIGNAL EXPECT: starts N ranks, sends SIGNAL to VICTIM
 # mid-shuffle, and checks that every other rank fails with EXPECT in its error.
+# A run whose rank lost the race for its port (see mux_ports) is started
+# again on new ports, up to 3 times; any other failure to connect fails.
 fault_run() {
-    local n=$1 victim=$2 sig=$3 expect=$4 cluster r pids=() rc
-    cluster=$(mux_cluster "$n")
-    for ((r = 0; r < n; r++)); do
-        mux_start "$cluster" "$r" "$MUX_TMP/$sig.$r.log" "${SLOW[@]}"
-        pids+=("$MUX_LAST_PID")
+    local n=$1 victim=$2 sig=$3 expect=$4 cluster r pids=() rc attempt
+    for attempt in 1 2 3; do
+        cluster=$(mux_cluster "$n")
+        pids=()
+        for ((r = 0; r < n; r++)); do
+            mux_start "$cluster" "$r" "$MUX_TMP/$sig.$r.log" "${SLOW[@]}"
+            pids+=("$MUX_LAST_PID")
+        done
+        mux_wait_connected "$MUX_TMP/$sig".*.log
+        rc=$?
+        [ $rc = 0 ] && break
+        [ $rc = 2 ] || fail "$sig: ranks did not connect"
+        echo "note: $sig lost a port race; retrying on new ports" >&2
+        mux_cleanup_ranks
     done
-    mux_wait_connected "$MUX_TMP/$sig".*.log
+    [ $rc = 0 ] || fail "$sig: ranks did not connect after 3 tries"
     sleep 0.5
     kill -0 "${pids[$victim]}" 2>/dev/null || fail "$sig: victim exited early"
     kill "-$sig" "${pids[$victim]}"

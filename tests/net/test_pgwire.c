@@ -5,6 +5,7 @@
  */
 #include <arpa/inet.h>
 #include <stdint.h>
+#include <string.h>
 
 #include "net/pgwire/params.h"
 #include "net/pgwire/protocol.h"
@@ -135,6 +136,57 @@ static void test_encode(void)
     pgw_buf_clear(&b);
     pgw_put_ready(&b, 'T');
     CHECK(memcmp(b.data, "Z\0\0\0\x05T", 6) == 0);
+    pgw_buf_free(&b);
+}
+
+/* The COPY messages: exact bytes out, and the decoders accept what the
+ * encoders wrote and reject malformed bodies. */
+static void test_copy(void)
+{
+    pgw_buf b = {0};
+    pgw_put_copy_in_response(&b, 2);
+    CHECK_EQ_INT(b.len, 1 + 4 + 1 + 2 + 2 * 2);
+    CHECK(memcmp(b.data, "G\0\0\0\x0b\0\0\x02\0\0\0\0", 12) == 0);
+    int format = -1;
+    uint16_t ncols = 0;
+    sto_status st = pgw_read_copy_response(b.data + 5, b.len - 5, &format, &ncols);
+    CHECK(st == NULL);
+    CHECK_EQ_INT(format, 0);
+    CHECK_EQ_INT(ncols, 2);
+    pgw_buf_clear(&b);
+    pgw_put_copy_out_response(&b, 0);
+    CHECK(memcmp(b.data, "H\0\0\0\x07\0\0\0", 8) == 0);
+    CHECK_EQ_INT(b.len, 8);
+    /* a per-column format that differs from the overall one, a cut body */
+    st = pgw_read_copy_response("\0\0\x01\0\x01", 5, &format, &ncols);
+    CHECK(st && strcmp(st->sqlstate, "08P01") == 0);
+    sto_status_free(st);
+    st = pgw_read_copy_response("\0\0\x02\0\0", 5, &format, &ncols);
+    CHECK(st != NULL);
+    sto_status_free(st);
+    pgw_buf_clear(&b);
+    pgw_put_copy_data(&b, "1|a\n2|", 6);
+    CHECK_EQ_INT(b.len, 11);
+    CHECK(memcmp(b.data,
+                 "d\0\0\0\x0a"
+                 "1|a\n2|",
+                 11) == 0);
+    pgw_buf_clear(&b);
+    pgw_put_copy_done(&b);
+    CHECK(b.len == 5 && memcmp(b.data, "c\0\0\0\x04", 5) == 0);
+    CHECK(pgw_read_copy_done(b.data + 5, 0) == NULL);
+    st = pgw_read_copy_done("x", 1);
+    CHECK(st != NULL);
+    sto_status_free(st);
+    pgw_buf_clear(&b);
+    pgw_put_copy_fail(&b, "user quit");
+    CHECK(memcmp(b.data, "f\0\0\0\x0euser quit\0", 15) == 0);
+    const char *msg = NULL;
+    CHECK(pgw_read_copy_fail(b.data + 5, b.len - 5, &msg) == NULL);
+    CHECK_STREQ(msg, "user quit");
+    st = pgw_read_copy_fail("no nul", 6, &msg);
+    CHECK(st != NULL);
+    sto_status_free(st);
     pgw_buf_free(&b);
 }
 
@@ -276,6 +328,7 @@ int main(void)
     RUN(test_startup);
     RUN(test_bind);
     RUN(test_encode);
+    RUN(test_copy);
     RUN(test_values);
     RUN(test_params);
     RUN(test_scram);

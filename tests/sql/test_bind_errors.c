@@ -132,12 +132,22 @@ static void test_constants(void)
     check_error("select 1 / 0", "22012", "division by zero", "/");
     check_error("select 2147483647 + 1", "22003", "integer out of range", "+");
     check_error("select 9223372036854775807 * 2", "22003", "bigint out of range", "*");
-    check_error("select date '1998-13-01'", "22007",
-                "invalid input syntax for type date: \"1998-13-01\"", "date");
+    /* well-formed but no such month or day: 22008, as in PostgreSQL;
+     * malformed text: 22007 */
+    check_error("select date '1998-13-01'", "22008",
+                "date/time field value out of range: \"1998-13-01\"", "date");
+    check_error("select date '1999-02-29'", "22008",
+                "date/time field value out of range: \"1999-02-29\"", "date");
+    check_error("select date '1999-2-28'", "22007",
+                "invalid input syntax for type date: \"1999-2-28\"", "date");
+    check_error("select -2147483648 * -1", "22003", "integer out of range", "*");
+    check_error("select substring()", "42883", "function substring() does not exist", "substring");
     check_error("select * from nation where n_nationkey = 'abc'", "22P02",
                 "invalid input syntax for type integer: \"abc\"", "'abc'");
-    check_error("select * from orders where o_orderdate < '1995-02-30'", "22007",
-                "invalid input syntax for type date: \"1995-02-30\"", "'1995");
+    check_error("select * from orders where o_orderdate < '1995-02-30'", "22008",
+                "date/time field value out of range: \"1995-02-30\"", "'1995");
+    check_error("select * from orders where o_orderdate < 'soon'", "22007",
+                "invalid input syntax for type date: \"soon\"", "'soon");
 }
 
 static void test_grouping(void)

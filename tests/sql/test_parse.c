@@ -159,7 +159,12 @@ static void test_precedence(void)
     check_tree("select not a = b", "(select (items (not (= a b))))");
     check_tree("select a = b is null", "(select (items (is-null (= a b))))");
     check_tree("select -a::int", "(select (items (- (cast a INTEGER))))");
-    check_tree("select - 2 * 3", "(select (items (* (- 2) 3)))");
+    check_tree("select - a * 3", "(select (items (* (- a) 3)))");
+    /* a minus before a number is part of the constant (PostgreSQL): so
+     * -2147483648 is an INTEGER and -9223372036854775808 a BIGINT */
+    check_tree("select - 2 * 3", "(select (items (* -2 3)))");
+    check_tree("select -2147483648, -9223372036854775808, -(5), - -1, -1.5",
+               "(select (items -2147483648 -9223372036854775808 -5 1 (- 1.5)))");
     check_tree("select a || b = c", "(select (items (= (|| a b) c)))");
     check_tree("select a + b || c", "(select (items (|| (+ a b) c)))");
     check_tree("select a between 1 and 2 and b", "(select (items (and (between a 1 2) b)))");
@@ -247,7 +252,7 @@ static void test_statements(void)
     check_tree("set search_path to public", "(set search_path 'public')");
     check_tree("set x to default", "(set x default)");
     check_tree("SET DateStyle = 'ISO'", "(set datestyle 'ISO')");
-    check_tree("set extra_float_digits = -3", "(set extra_float_digits (- 3))");
+    check_tree("set extra_float_digits = -3", "(set extra_float_digits -3)");
     check_tree("show threads", "(show threads)");
     check_tree("show all", "(show all)");
     check_tree("begin", "(begin)");

@@ -293,8 +293,8 @@ static char *check_query(const record *rec, rackdb_result *r)
         want = w;
     }
     if (rowsort || valuesort) {
-        qsort(got.v, got.n, sizeof(*got.v), cmp_str);
-        qsort(want.v, want.n, sizeof(*want.v), cmp_str);
+        if (got.n) qsort(got.v, got.n, sizeof(*got.v), cmp_str); /* v is NULL when empty */
+        if (want.n) qsort(want.v, want.n, sizeof(*want.v), cmp_str);
     }
     for (size_t i = 0; i < got.n || i < want.n; i++) {
         if (i < got.n && i < want.n && strcmp(got.v[i], want.v[i]) == 0) continue;

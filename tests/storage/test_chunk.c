@@ -48,18 +48,23 @@ static void test_schema(void)
     sto_schema *s = make_schema();
     REQUIRE(s);
     CHECK_EQ_INT(s->ncols, 7);
-    CHECK_EQ_INT(sto_schema_find(s, "NOTE"), 2);
+    CHECK_EQ_INT(sto_schema_find(s, "note"), 2);
+    CHECK_EQ_INT(sto_schema_find(s, "NOTE"), -1); /* names match exactly */
     CHECK_EQ_INT(sto_schema_find(s, "missing"), -1);
     sto_schema *c = NULL;
     sto_status st = sto_schema_copy(s, &c);
     CHECK(!st && c && sto_schema_equal(s, c));
     sto_schema_free(c);
 
-    const char *dup[] = {"a", "A"};
+    const char *dup[] = {"a", "a"};
     sto_type t2[] = {sto_type_make(STO_TYPE_INTEGER), sto_type_make(STO_TYPE_INTEGER)};
     st = sto_schema_new(2, dup, t2, NULL, &c);
     CHECK(st && strcmp(st->sqlstate, STO_DUPLICATE_COLUMN) == 0 && !c);
     sto_status_free(st);
+    const char *cased[] = {"a", "A"}; /* "A" quoted in SQL: a different name */
+    st = sto_schema_new(2, cased, t2, NULL, &c);
+    CHECK(!st && c && sto_schema_find(c, "A") == 1);
+    sto_schema_free(c);
     const char *one[] = {"d"};
     sto_type bad[] = {sto_type_decimal(19, 2)};
     st = sto_schema_new(1, one, bad, NULL, &c);

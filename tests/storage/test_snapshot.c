@@ -2,7 +2,10 @@
  * test_snapshot.c — saving and reading snapshots (storage/snapshot.c,
  * crc32c.c): round trip of every type, NULLs and long strings across chunk
  * boundaries; truncated files, flipped bytes, a missing table file and a
- * damaged manifest reported by name; a failed save keeps the old snapshot.
+ * damaged manifest reported by name; a failed save keeps the old snapshot;
+ * incremental saves keep unchanged tables' files (same inode), survive a
+ * simulated crash before the MANIFEST or before cleanup, and remove dropped
+ * and orphaned files; version 1 manifests still open.
  */
 #include <dirent.h>
 #include <fcntl.h>
@@ -407,6 +410,200 @@ static void test_failed_save_keeps_old(void)
     sto_table_free(weird);
 }
 
+/* The file the MANIFEST in dir names for table `name` ("" when none). */
+static void file_of(const char *dir, const char *name, char *file, size_t size)
+{
+    char manifest[600];
+    snprintf(manifest, sizeof(manifest), "%s/MANIFEST", dir);
+    file[0] = '\0';
+    FILE *f = fopen(manifest, "r");
+    if (!f) return;
+    char line[700];
+    while (fgets(line, sizeof(line), f)) {
+        char fn[64];
+        unsigned long long rows, bytes;
+        int at = 0;
+        line[strcspn(line, "\n")] = '\0';
+        if (sscanf(line, "table %63s %llu %llu %n", fn, &rows, &bytes, &at) == 3 && at &&
+            strcmp(line + at, name) == 0)
+            snprintf(file, size, "%s", fn);
+    }
+    fclose(f);
+}
+
+static bool stat_in(const char *dir, const char *file, struct stat *sb)
+{
+    char path[700];
+    snprintf(path, sizeof(path), "%s/%s", dir, file);
+    return stat(path, sb) == 0;
+}
+
+static int count_files(const char *dir)
+{
+    int files = 0;
+    DIR *d = opendir(dir);
+    if (!d) return -1;
+    struct dirent *de;
+    while ((de = readdir(d)))
+        if (de->d_name[0] != '.') files++;
+    closedir(d);
+    return files;
+}
+
+/* Opens dir and checks it holds exactly `n` tables equal to `want`. */
+static bool snapshot_is(const char *dir, const char *const *names, sto_table *const *want, size_t n)
+{
+    sto_snapshot_entry *e = NULL;
+    size_t got = 0;
+    sto_status st = sto_snapshot_open(dir, &e, &got);
+    if (st) {
+        fprintf(stderr, "  open: %s\n", st->message);
+        sto_status_free(st);
+        return false;
+    }
+    bool ok = got == n;
+    for (size_t i = 0; ok && i < n; i++)
+        ok = strcmp(e[i].name, names[i]) == 0 && tables_equal(e[i].table, want[i]);
+    sto_snapshot_entries_free(e, got);
+    return ok;
+}
+
+static bool same_file(const struct stat *x, const struct stat *y)
+{
+    return x->st_ino == y->st_ino && x->st_mtim.tv_sec == y->st_mtim.tv_sec &&
+           x->st_mtim.tv_nsec == y->st_mtim.tv_nsec && x->st_size == y->st_size;
+}
+
+static void test_incremental_save(void)
+{
+    sto_table *ta = make_table(3000), *tb = make_table(20), *tb2 = make_table(25),
+              *tb3 = make_table(30);
+    REQUIRE(ta && tb && tb2 && tb3);
+    const char *dir = tmp_path("incr");
+    const char *names[] = {"a", "b"};
+    sto_table *v1[] = {ta, tb};
+    REQUIRE(!sto_snapshot_save_changed(dir, names, v1, NULL, 2));
+    char fa[64], fb[64], fb2[64], f[64];
+    file_of(dir, "a", fa, sizeof(fa));
+    file_of(dir, "b", fb, sizeof(fb));
+    REQUIRE(fa[0] && fb[0]);
+    struct stat sa, sb, now;
+    REQUIRE(stat_in(dir, fa, &sa) && stat_in(dir, fb, &sb));
+
+    /* Only b changed: a keeps its file (same inode, mtime, size), b gets a
+     * new one and its old file is gone. */
+    const bool only_b[] = {false, true};
+    sto_table *v2[] = {ta, tb2};
+    REQUIRE(!sto_snapshot_save_changed(dir, names, v2, only_b, 2));
+    file_of(dir, "a", f, sizeof(f));
+    CHECK_STREQ(f, fa);
+    CHECK(stat_in(dir, fa, &now) && same_file(&now, &sa));
+    file_of(dir, "b", fb2, sizeof(fb2));
+    CHECK(fb2[0] && strcmp(fb2, fb) != 0);
+    CHECK(!stat_in(dir, fb, &now));
+    CHECK(snapshot_is(dir, names, v2, 2));
+    CHECK_EQ_INT(count_files(dir), 3);
+
+    /* A crash after b's new file is written but before the MANIFEST: the
+     * old state reads back; the next good save removes the leftover. */
+    setenv("RACKDB_SNAPSHOT_FAILPOINT", "before-manifest", 1);
+    sto_table *v3[] = {ta, tb3};
+    sto_status st = sto_snapshot_save_changed(dir, names, v3, only_b, 2);
+    unsetenv("RACKDB_SNAPSHOT_FAILPOINT");
+    CHECK(st != NULL);
+    sto_status_free(st);
+    CHECK_EQ_INT(count_files(dir), 4); /* the orphan is there */
+    CHECK(snapshot_is(dir, names, v2, 2));
+    REQUIRE(!sto_snapshot_save_changed(dir, names, v3, only_b, 2));
+    CHECK(snapshot_is(dir, names, v3, 2));
+    CHECK_EQ_INT(count_files(dir), 3);
+    CHECK(stat_in(dir, fa, &now) && same_file(&now, &sa));
+
+    /* A crash after the MANIFEST but before cleanup: the new state reads
+     * back; the old file lingers until the next save, even one that writes
+     * nothing. */
+    file_of(dir, "b", fb, sizeof(fb));
+    setenv("RACKDB_SNAPSHOT_FAILPOINT", "before-cleanup", 1);
+    st = sto_snapshot_save_changed(dir, names, v2, only_b, 2);
+    unsetenv("RACKDB_SNAPSHOT_FAILPOINT");
+    CHECK(st != NULL);
+    sto_status_free(st);
+    CHECK(snapshot_is(dir, names, v2, 2));
+    CHECK(stat_in(dir, fb, &now));
+    const bool none[] = {false, false};
+    REQUIRE(!sto_snapshot_save_changed(dir, names, v2, none, 2));
+    CHECK(!stat_in(dir, fb, &now));
+    CHECK_EQ_INT(count_files(dir), 3);
+    CHECK(snapshot_is(dir, names, v2, 2));
+
+    /* Dropping b: its file goes once the new MANIFEST is in place. */
+    file_of(dir, "b", fb, sizeof(fb));
+    REQUIRE(!sto_snapshot_save_changed(dir, names, v2, none, 1));
+    CHECK(!stat_in(dir, fb, &now));
+    CHECK_EQ_INT(count_files(dir), 2);
+    CHECK(stat_in(dir, fa, &now) && same_file(&now, &sa));
+    CHECK(snapshot_is(dir, names, v2, 1));
+
+    /* "Unchanged" is checked, not trusted: a row count that differs from
+     * the MANIFEST, or a file gone missing, is written again. */
+    sto_table *wrong[] = {tb};
+    REQUIRE(!sto_snapshot_save_changed(dir, names, wrong, none, 1));
+    CHECK(snapshot_is(dir, names, wrong, 1));
+    file_of(dir, "a", f, sizeof(f));
+    char path[700];
+    snprintf(path, sizeof(path), "%s/%s", dir, f);
+    REQUIRE(unlink(path) == 0);
+    REQUIRE(!sto_snapshot_save_changed(dir, names, wrong, none, 1));
+    CHECK(snapshot_is(dir, names, wrong, 1));
+    CHECK_EQ_INT(count_files(dir), 2);
+
+    /* A file cut short after the save is caught by its recorded size. */
+    file_of(dir, "a", f, sizeof(f));
+    snprintf(path, sizeof(path), "%s/%s", dir, f);
+    REQUIRE(truncate(path, 100) == 0);
+    sto_snapshot_entry *e = NULL;
+    size_t n = 0;
+    st = sto_snapshot_open(dir, &e, &n);
+    CHECK(st && strcmp(st->sqlstate, STO_DATA_CORRUPTED) == 0 && strstr(st->message, f));
+    sto_status_free(st);
+    sto_table_free(ta);
+    sto_table_free(tb);
+    sto_table_free(tb2);
+    sto_table_free(tb3);
+}
+
+/* A version 1 MANIFEST (no sizes, as older builds wrote) still opens, and
+ * the next save rewrites its tables rather than reuse them unchecked. */
+static void test_manifest_v1(void)
+{
+    sto_table *t = make_table(40);
+    REQUIRE(t);
+    const char *dir = tmp_path("v1");
+    REQUIRE(mkdir(dir, 0755) == 0);
+    char path[700];
+    snprintf(path, sizeof(path), "%s/1-0.rtbl", dir);
+    REQUIRE(!sto_table_save_file(t, path));
+    char text[200];
+    int len =
+        snprintf(text, sizeof(text), "rackdb snapshot 1\ngeneration 1\ntable 1-0.rtbl 40 t\n");
+    char crc[32];
+    snprintf(crc, sizeof(crc), "crc %08x\n", sto_crc32c(0, text, (size_t)len));
+    strcat(text, crc);
+    snprintf(path, sizeof(path), "%s/MANIFEST", dir);
+    write_all(path, text, (long)strlen(text));
+    const char *names[] = {"t"};
+    sto_table *tables[] = {t};
+    CHECK(snapshot_is(dir, names, tables, 1));
+    const bool none[] = {false};
+    REQUIRE(!sto_snapshot_save_changed(dir, names, tables, none, 1));
+    char f[64];
+    file_of(dir, "t", f, sizeof(f));
+    CHECK(f[0] && strcmp(f, "1-0.rtbl") != 0);
+    CHECK(snapshot_is(dir, names, tables, 1));
+    CHECK_EQ_INT(count_files(dir), 2);
+    sto_table_free(t);
+}
+
 int main(void)
 {
     snprintf(tmpdir, sizeof(tmpdir), "%s/rackdb-snapshot-XXXXXX",
@@ -420,6 +617,8 @@ int main(void)
     RUN(test_damaged_files);
     RUN(test_damaged_snapshot);
     RUN(test_failed_save_keeps_old);
+    RUN(test_incremental_save);
+    RUN(test_manifest_v1);
     char cmd[600];
     snprintf(cmd, sizeof(cmd), "rm -rf '%s'", tmpdir);
     if (system(cmd) != 0) fprintf(stderr, "could not remove %s\n", tmpdir);
