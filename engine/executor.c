@@ -472,8 +472,47 @@ static sto_status append_unmatched(const eng_pipe *p, const eng_pipe *build, joi
     return st;
 }
 
+static void insert_visit(void *arg, uint8_t *base, uint64_t lo, uint64_t hi)
+{
+    eng_join_ht *ht = arg;
+    for (uint64_t i = lo; i < hi; i++)
+        eng_join_ht_insert(ht, eng_join_entry_at(base, ht->stride, i));
+}
+
+static int insert_morsel(void *ctx, void *state, uint64_t begin, uint64_t end)
+{
+    (void)state;
+    eng_join_ht *ht = ctx;
+    eng_join_spans_visit(ht->spans, ht->n_spans, begin, end, insert_visit, ht);
+    return 0;
+}
+
+/* Inserts the prepared entries: a job over entry ranges when there are
+ * enough of them to share (inserts are lock-free), else right here. */
+static sto_status insert_entries(const eng_exec_env *env, eng_join_ht *ht)
+{
+    if (env->threads < 2 || ht->count < 65536) {
+        eng_join_ht_insert_slice(ht, 0, 1);
+        return STO_OK;
+    }
+    eng_pipeline pl;
+    memset(&pl, 0, sizeof(pl));
+    pl.name = "join table insert";
+    pl.run = insert_morsel;
+    pl.ctx = ht;
+    pl.rows = ht->count;
+    pl.state_size = 64;
+    eng_job_options jo = {env->threads, env->mem, env->cancel};
+    eng_job *job = NULL;
+    sto_status st = eng_job_create(&jo, &job);
+    if (!st) st = eng_job_add(job, &pl, NULL, 0, NULL);
+    if (!st) st = eng_sched_run(env->shared->sched, job);
+    eng_job_free(job);
+    return st;
+}
+
 /* The table over the build entries the workers made. */
-static sto_status build_table(join_rt *j, eng_mem *mem)
+static sto_status build_table(const eng_exec_env *env, join_rt *j, eng_mem *mem)
 {
     eng_join_mat **mats = malloc((j->nmats ? j->nmats : 1) * sizeof(*mats));
     if (!mats) return sto_error_oom();
@@ -486,8 +525,7 @@ static sto_status build_table(join_rt *j, eng_mem *mem)
     free(mats);
     if (st) return st;
     j->built = true;
-    eng_join_ht_insert_slice(&j->ht, 0, 1);
-    return STO_OK;
+    return insert_entries(env, &j->ht);
 }
 
 /* Runs pipeline p over `input` (PIPE sources) into *output. */
@@ -615,7 +653,7 @@ static sto_status run_pipe(const eng_exec_env *env, const eng_physical *ph, cons
         eng_rows_sink **sinks = calloc(r.nparts ? r.nparts : 1, sizeof(*sinks));
         if (!sinks) st = sto_error_oom();
         if (!st && p->sink == ENG_SINK_JOIN) {
-            st = build_table(join, env->mem);
+            st = build_table(env, join, env->mem);
         } else if (!st && p->sink == ENG_SINK_AGG) {
             for (unsigned i = 0; i < ENG_AGG_PARTS; i++)
                 sinks[i] = &r.parts[i];

@@ -18,9 +18,10 @@
  *
  * Pipelines are listed in the order they must run (every pipeline's input
  * comes before it); the last one's output rows are the query's result, in
- * order when it reads a sorted input. A join will add a hash-build sink
- * (its own pipeline, a breaker) and a probe step (inside the probe side's
- * pipeline), with the build pipeline listed before the probe pipeline.
+ * order when it reads a sorted input. A join is a hash-build sink (ending
+ * the build side's pipeline, listed before the probe side's) and a probe
+ * step inside the probe side's pipeline; RIGHT and FULL joins also end the
+ * probe pipeline, so the unmatched build rows can follow its rows.
  */
 #ifndef RACKDB_ENGINE_PHYSICAL_H
 #define RACKDB_ENGINE_PHYSICAL_H

@@ -71,9 +71,21 @@ static bool is_string(sto_type t)
     return t.id == STO_TYPE_CHAR || t.id == STO_TYPE_VARCHAR;
 }
 
+/* Row slots are packed, so a string slot may not be aligned for sto_str:
+ * read it through a copy (inline bytes travel with it). */
+static sto_str slot_str(const uint8_t *p)
+{
+    sto_str s;
+    memcpy(&s, p, sizeof(s));
+    return s;
+}
+
 static bool value_equal(sto_type t, const uint8_t *a, const uint8_t *b)
 {
-    if (is_string(t)) return sto_str_eq((const sto_str *)a, (const sto_str *)b);
+    if (is_string(t)) {
+        sto_str x = slot_str(a), y = slot_str(b);
+        return sto_str_eq(&x, &y);
+    }
     if (t.id == STO_TYPE_DOUBLE) {
         double x = slot_double(a), y = slot_double(b);
         return x == y || (isnan(x) && isnan(y));
@@ -84,7 +96,10 @@ static bool value_equal(sto_type t, const uint8_t *a, const uint8_t *b)
 /* <0, 0, >0; NaN above every number, as PostgreSQL orders it. */
 static int value_cmp(sto_type t, const uint8_t *a, const uint8_t *b)
 {
-    if (is_string(t)) return sto_str_cmp((const sto_str *)a, (const sto_str *)b);
+    if (is_string(t)) {
+        sto_str x = slot_str(a), y = slot_str(b);
+        return sto_str_cmp(&x, &y);
+    }
     if (t.id == STO_TYPE_DOUBLE) {
         double x = slot_double(a), y = slot_double(b);
         if (isnan(x) || isnan(y)) return isnan(x) - isnan(y);
@@ -107,12 +122,12 @@ static uint64_t mix(uint64_t h)
 static uint64_t value_hash(sto_type t, const uint8_t *p)
 {
     if (is_string(t)) {
-        const sto_str *s = (const sto_str *)p;
-        const unsigned char *d = (const unsigned char *)sto_str_data(s);
+        sto_str s = slot_str(p);
+        const unsigned char *d = (const unsigned char *)sto_str_data(&s);
         uint64_t h = 0xcbf29ce484222325ULL;
-        for (uint32_t i = 0; i < s->len; i++)
+        for (uint32_t i = 0; i < s.len; i++)
             h = (h ^ d[i]) * 0x100000001b3ULL;
-        return mix(h ^ s->len);
+        return mix(h ^ s.len);
     }
     if (t.id == STO_TYPE_DOUBLE) {
         double d = slot_double(p);

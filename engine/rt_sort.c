@@ -23,8 +23,13 @@ static int cmp_value(const eng_sort_key *k, const uint8_t *a, const uint8_t *b)
 {
     switch (k->type.id) {
     case STO_TYPE_CHAR:
-    case STO_TYPE_VARCHAR:
-        return sto_str_cmp((const sto_str *)a, (const sto_str *)b);
+    case STO_TYPE_VARCHAR: {
+        /* Row slots are packed: read strings through aligned copies. */
+        sto_str x, y;
+        memcpy(&x, a, sizeof(x));
+        memcpy(&y, b, sizeof(y));
+        return sto_str_cmp(&x, &y);
+    }
     case STO_TYPE_DOUBLE: {
         double x, y;
         memcpy(&x, a, 8);
@@ -82,11 +87,12 @@ static uint64_t key_prefix(const eng_sort_spec *s, const uint8_t *row)
     switch (k->type.id) {
     case STO_TYPE_CHAR:
     case STO_TYPE_VARCHAR: {
-        const sto_str *str = (const sto_str *)p;
-        const unsigned char *d = (const unsigned char *)sto_str_data(str);
+        sto_str str;
+        memcpy(&str, p, sizeof(str)); /* slots are packed: see cmp_value */
+        const unsigned char *d = (const unsigned char *)sto_str_data(&str);
         v = 0;
         for (uint32_t i = 0; i < 8; i++)
-            v = (v << 8) | (i < str->len ? d[i] : 0);
+            v = (v << 8) | (i < str.len ? d[i] : 0);
         break;
     }
     case STO_TYPE_DOUBLE: {

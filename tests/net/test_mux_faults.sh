@@ -17,15 +17,19 @@ SLOW=(--mb 64 --msg-kb 64 --workers 2 --delay-us 4000 --timeout-ms 2000 --heartb
 # A run whose rank lost the race for its port (see mux_ports) is started
 # again on new ports, up to 3 times; any other failure to connect fails.
 fault_run() {
-    local n=$1 victim=$2 sig=$3 expect=$4 cluster r pids=() rc attempt
+    local n=$1 victim=$2 sig=$3 expect=$4 cluster r pids=() logs=() rc attempt
     for attempt in 1 2 3; do
         cluster=$(mux_cluster "$n")
         pids=()
+        logs=()
         for ((r = 0; r < n; r++)); do
             mux_start "$cluster" "$r" "$MUX_TMP/$sig.$r.log" "${SLOW[@]}"
             pids+=("$MUX_LAST_PID")
+            logs+=("$MUX_TMP/$sig.$r.log")
         done
-        mux_wait_connected "$MUX_TMP/$sig".*.log
+        # Names, not a glob: each rank's shell creates its log only after
+        # the fork, so a glob expanded now could still match nothing.
+        mux_wait_connected "${logs[@]}"
         rc=$?
         [ $rc = 0 ] && break
         [ $rc = 2 ] || fail "$sig: ranks did not connect"
