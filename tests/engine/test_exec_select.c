@@ -13,64 +13,8 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "rackdb.h"
+#include "exec_check.h"
 #include "test.h"
-
-static rackdb *db;
-static rackdb_session *sess;
-
-/* The rows of the last statement of sql as text: fields joined by '|',
- * rows by '\n' (NULL prints as NULL), or "ERROR <sqlstate>: <message>".
- * sorted: rows sorted as strings (for queries without ORDER BY). */
-static char out[1 << 16];
-
-static int cmp_lines(const void *a, const void *b)
-{
-    return strcmp(*(char *const *)a, *(char *const *)b);
-}
-
-static const char *run_q(const char *sql, int sorted)
-{
-    rackdb_result *r = NULL;
-    rackdb_error *e = NULL;
-    if (rackdb_exec(sess, sql, &r, &e) != RACKDB_OK) {
-        snprintf(out, sizeof(out), "ERROR %s: %s", rackdb_error_sqlstate(e),
-                 rackdb_error_message(e));
-        rackdb_error_free(e);
-        return out;
-    }
-    if (!r || !rackdb_result_has_rows(r)) {
-        snprintf(out, sizeof(out), "%s", r ? rackdb_result_tag(r) : "");
-        rackdb_result_free(r);
-        return out;
-    }
-    uint64_t n = rackdb_result_row_count(r);
-    uint32_t nc = rackdb_result_column_count(r);
-    char **lines = calloc(n ? n : 1, sizeof(*lines));
-    for (uint64_t i = 0; i < n; i++) {
-        char line[1024] = "";
-        for (uint32_t c = 0; c < nc; c++) {
-            if (c) strcat(line, "|");
-            const char *v = rackdb_result_is_null(r, i, c) ? "NULL" : rackdb_result_text(r, i, c);
-            strncat(line, v, sizeof(line) - strlen(line) - 1);
-        }
-        lines[i] = strdup(line);
-    }
-    if (sorted) qsort(lines, n, sizeof(*lines), cmp_lines);
-    out[0] = '\0';
-    size_t len = 0;
-    for (uint64_t i = 0; i < n; i++) {
-        len += (size_t)snprintf(out + len, sizeof(out) - len, "%s%s", i ? "\n" : "", lines[i]);
-        if (len >= sizeof(out)) len = sizeof(out) - 1;
-        free(lines[i]);
-    }
-    free(lines);
-    rackdb_result_free(r);
-    return out;
-}
-
-#define Q(sql)  run_q(sql, 0)
-#define QS(sql) run_q(sql, 1)
 
 static void setup(void)
 {
