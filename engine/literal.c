@@ -232,9 +232,10 @@ static sto_status mismatch(const eng_const *c, sto_type t, const char *column)
 
 static sto_status invalid_text(const eng_const *c, sto_type t)
 {
-    return sto_error_at(t.id == STO_TYPE_DATE ? STO_INVALID_DATETIME_FORMAT
-                                              : STO_INVALID_TEXT_REPRESENTATION,
-                        c->pos, "invalid input syntax for type %s: \"%.*s\"",
+    /* Dates word it as PostgreSQL does: 22008 for a day that does not exist. */
+    if (t.id == STO_TYPE_DATE) return sql_date_error(c->text, c->len, c->pos);
+    return sto_error_at(STO_INVALID_TEXT_REPRESENTATION, c->pos,
+                        "invalid input syntax for type %s: \"%.*s\"",
                         sto_type_pg_name((sto_type_id)t.id), (int)c->len, c->text);
 }
 

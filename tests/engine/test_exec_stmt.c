@@ -241,7 +241,8 @@ static void test_insert(void)
     CHECK_STREQ(error_of(s, "insert into t (i) values ('abc')"), "22P02");
     CHECK_STREQ(error_of(s, "insert into t (i) values (3000000000)"), "22003");
     CHECK_STREQ(error_of(s, "insert into t (i, d) values (1, 12345.6)"), "22003");
-    CHECK_STREQ(error_of(s, "insert into t (i, dt) values (1, '1999-02-30')"), "22007");
+    CHECK_STREQ(error_of(s, "insert into t (i, dt) values (1, '1999-02-30')"), "22008");
+    CHECK_STREQ(error_of(s, "insert into t (i, dt) values (1, 'yesterday')"), "22007");
     CHECK_STREQ(error_of(s, "insert into t (i, v) values (1, 'toolong')"), "22001");
     CHECK_STREQ(error_of(s, "insert into t (v) values ('x')"), "23502");
     CHECK_STREQ(error_of(s, "insert into t (i, ok) values (1, 5)"), "42804");
