@@ -10,6 +10,7 @@
  * so a missed wake costs at most one wait period.
  */
 #include "net/mux/exchange.h"
+#include "net/mux/clock.h"
 #include <pthread.h>
 #include <stdlib.h>
 #include <time.h>
@@ -237,14 +238,7 @@ int mux_xq_take(mux_xq *q, int home, int wait_ms, const atomic_bool *stop, mux_m
     pthread_mutex_lock(&q->wlock);
     if (atomic_load(&q->pending) == 0 && atomic_load(&q->lasts) < q->nservers &&
         !(stop && atomic_load(stop))) {
-        struct timespec until;
-        clock_gettime(CLOCK_MONOTONIC, &until);
-        until.tv_sec += wait_ms / 1000;
-        until.tv_nsec += (long)(wait_ms % 1000) * 1000000L;
-        if (until.tv_nsec >= 1000000000L) {
-            until.tv_sec++;
-            until.tv_nsec -= 1000000000L;
-        }
+        struct timespec until = mux_deadline(wait_ms);
         pthread_cond_timedwait(&q->wcond, &q->wlock, &until);
     }
     pthread_mutex_unlock(&q->wlock);

@@ -26,6 +26,7 @@
  * no socket closes while its peer still talks to it.
  */
 #include "net/mux/mux.h"
+#include "net/mux/clock.h"
 #include "net/mux/exchange.h"
 #include "net/mux/schedule.h"
 #include "net/mux/spsc.h"
@@ -105,13 +106,6 @@ struct mux_ctx {
     pthread_mutex_t slock;
     mux_stats stats;
 };
-
-static int64_t now_ms(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
 
 void mux_config_init(mux_config *c)
 {
@@ -423,7 +417,7 @@ static void send_ctrl(mux_ctx *x, int peer, int type, uint64_t aux, const void *
         fail(x, st);
         return;
     }
-    x->peers[peer].last_tx_ms = now_ms();
+    x->peers[peer].last_tx_ms = mux_now_ms();
 }
 
 static void return_credits(mux_ctx *x)
@@ -479,7 +473,7 @@ static bool send_one(mux_ctx *x, int d)
                           .sender = (uint32_t)x->rank};
         st = x->t->ops->send(x->t, d, &h, NULL, NULL);
     }
-    p->last_tx_ms = now_ms();
+    p->last_tx_ms = mux_now_ms();
     x->round_active = true;
     if (st) {
         fail(x, st);
@@ -602,7 +596,7 @@ static void cb_rx_frame(void *arg, int peer, const mux_wire_hdr *h, mux_msg *m, 
 {
     mux_ctx *x = arg;
     peer_state *p = &x->peers[peer];
-    p->last_rx_ms = now_ms();
+    p->last_rx_ms = mux_now_ms();
     switch ((mux_frame_type)h->type) {
     case MUX_FRAME_DATA: {
         x->round_active = true;
@@ -708,7 +702,7 @@ static void *mux_main(void *arg)
     bool bye_sent = false;
     int64_t stop_deadline = 0;
     for (;;) {
-        int64_t now = now_ms();
+        int64_t now = mux_now_ms();
         drain_submissions(x);
         if (atomic_load(&x->failed)) {
             if (!x->fail_handled) handle_failure(x);
@@ -853,14 +847,14 @@ sto_status mux_create(const mux_config *cfg, mux_ctx **out)
     for (int w = 0; w < cfg->workers && !st; w++)
         st = mux_spsc_create(subcap, sizeof(submission), &x->subq[w]);
     if (st) goto fail;
-    int64_t now = now_ms();
+    int64_t now = mux_now_ms();
     for (int i = 0; i < x->n; i++) {
         x->peers[i].up = i != x->rank;
         x->peers[i].last_rx_ms = x->peers[i].last_tx_ms = now;
     }
     st = open_transport(x);
     if (st) goto fail;
-    now = now_ms();
+    now = mux_now_ms();
     for (int i = 0; i < x->n; i++) {
         x->peers[i].last_rx_ms = now;
         if (i != x->rank) send_ctrl(x, i, MUX_FRAME_CREDIT, (uint64_t)cfg->recv_credits, NULL, 0);

@@ -8,6 +8,7 @@
  * return.
  */
 #include "net/mux/pool.h"
+#include "net/mux/clock.h"
 #include "net/mux/wire.h"
 #include "storage/numa_alloc.h"
 #include <errno.h>
@@ -108,14 +109,7 @@ mux_msg *mux_pool_try_get(mux_pool *p)
 
 mux_msg *mux_pool_get(mux_pool *p, int timeout_ms)
 {
-    struct timespec until;
-    clock_gettime(CLOCK_MONOTONIC, &until);
-    until.tv_sec += timeout_ms / 1000;
-    until.tv_nsec += (long)(timeout_ms % 1000) * 1000000L;
-    if (until.tv_nsec >= 1000000000L) {
-        until.tv_sec++;
-        until.tv_nsec -= 1000000000L;
-    }
+    struct timespec until = mux_deadline(timeout_ms);
     mux_msg *m = NULL;
     pthread_mutex_lock(&p->lock);
     while (!p->free && !p->interrupted) {

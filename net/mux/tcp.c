@@ -20,6 +20,7 @@
  * checked, then the payload is read directly into a pool buffer the
  * multiplexer provides (data) or into a small buffer (control).
  */
+#include "net/mux/clock.h"
 #include "net/mux/transport.h"
 #include <errno.h>
 #include <netdb.h>
@@ -88,13 +89,6 @@ typedef struct tcp_transport {
     tcp_peer *peers;
     stray *strays;
 } tcp_transport;
-
-static int64_t now_ms(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
 
 static const mux_endpoint *ep_of(tcp_transport *t, int rank)
 {
@@ -404,7 +398,7 @@ static void accept_strays(tcp_transport *t)
         }
         s->kind = KIND_STRAY;
         s->fd = fd;
-        s->since_ms = now_ms();
+        s->since_ms = mux_now_ms();
         format_addr(&sa, s->addr, sizeof s->addr);
         s->next = t->strays;
         t->strays = s;
@@ -466,7 +460,7 @@ static sto_status tcp_poll(mux_transport *base, int timeout_ms)
             if (p->up && (ev[i].events & (EPOLLIN | EPOLLHUP | EPOLLERR))) read_peer(t, p);
         }
     }
-    int64_t now = now_ms();
+    int64_t now = mux_now_ms();
     for (stray *s = t->strays, *next; s; s = next) {
         next = s->next;
         if (now - s->since_ms > STRAY_WAIT_MS) stray_close(t, s, "no hello within 5 s");
@@ -577,7 +571,7 @@ static void start_connect(tcp_transport *t, pending *c)
     sto_status st = resolve(ep, false, &ai);
     if (st) {
         sto_status_free(st);
-        c->retry_at = now_ms() + RETRY_MS;
+        c->retry_at = mux_now_ms() + RETRY_MS;
         return;
     }
     c->fd = socket(ai->ai_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
@@ -589,7 +583,7 @@ static void start_connect(tcp_transport *t, pending *c)
             pending_close(c);
     }
     freeaddrinfo(ai);
-    if (c->fd < 0) c->retry_at = now_ms() + RETRY_MS;
+    if (c->fd < 0) c->retry_at = mux_now_ms() + RETRY_MS;
 }
 
 static void make_peer_up(tcp_transport *t, int rank, int fd)
@@ -613,10 +607,10 @@ static sto_status connect_all(tcp_transport *t)
     }
     for (int j = 0; j < nout; j++)
         pend[j] = (pending){.fd = -1, .rank = j};
-    int64_t deadline = now_ms() + t->cfg.connect_timeout_ms;
+    int64_t deadline = mux_now_ms() + t->cfg.connect_timeout_ms;
     int missing = n - 1;
     while (missing > 0) {
-        int64_t now = now_ms();
+        int64_t now = mux_now_ms();
         if (now > deadline) {
             char who[256] = "";
             size_t used = 0;
@@ -664,13 +658,13 @@ static sto_status connect_all(tcp_transport *t)
                 getsockopt(c->fd, SOL_SOCKET, SO_ERROR, &err, &el);
                 if (err) { /* not listening yet: try again shortly */
                     pending_close(c);
-                    c->retry_at = now_ms() + RETRY_MS;
+                    c->retry_at = mux_now_ms() + RETRY_MS;
                     continue;
                 }
                 c->connecting = false;
                 if (!send_hello(t, c->fd)) {
                     pending_close(c);
-                    c->retry_at = now_ms() + RETRY_MS;
+                    c->retry_at = mux_now_ms() + RETRY_MS;
                     continue;
                 }
                 c->hello_sent = true;
@@ -695,7 +689,7 @@ static sto_status connect_all(tcp_transport *t)
                              "mux[%d]: closing connection to server %d (%s:%s): %s", r, c->rank,
                              ep_of(t, c->rank)->host, ep_of(t, c->rank)->port, bad->message);
                     pending_close(c);
-                    c->retry_at = now_ms() + 10 * RETRY_MS;
+                    c->retry_at = mux_now_ms() + 10 * RETRY_MS;
                 } else {
                     mux_logf(t->cfg.log, t->cfg.log_arg, "mux[%d]: closing connection from %s: %s",
                              r, c->addr, bad->message);

@@ -28,6 +28,7 @@
  * it wait in a per-peer ring (that ring plus the outstanding sends is the
  * backlog the multiplexer sees).
  */
+#include "net/mux/clock.h"
 #include "net/mux/transport.h"
 #include "net/mux/verbs_regcache.h"
 #include "net/mux/verbs_wr.h"
@@ -89,13 +90,6 @@ typedef struct verbs_transport {
     int kind_cm, kind_cq, kind_wake;
     vpeer *peers;
 } verbs_transport;
-
-static int64_t now_ms(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
 
 static const mux_endpoint *ep_of(verbs_transport *t, int rank)
 {
@@ -385,7 +379,7 @@ static void start_connect(verbs_transport *t, vpeer *p)
 {
     const mux_endpoint *ep = ep_of(t, p->rank);
     struct addrinfo hints = {.ai_socktype = SOCK_STREAM}, *ai;
-    p->retry_at = now_ms() + RETRY_MS;
+    p->retry_at = mux_now_ms() + RETRY_MS;
     if (getaddrinfo(ep->host, ep->port, &hints, &ai)) return;
     if (rdma_create_id(t->ec, &p->id, p, RDMA_PS_TCP) == 0 &&
         rdma_resolve_addr(p->id, NULL, ai->ai_addr, RESOLVE_MS) == 0)
@@ -405,7 +399,7 @@ static void retry_later(vpeer *p)
     }
     p->id = NULL;
     p->connecting = false;
-    p->retry_at = now_ms() + RETRY_MS;
+    p->retry_at = mux_now_ms() + RETRY_MS;
 }
 
 /* Handles one rdma_cm event; returns 1 when a peer came up. */
@@ -666,10 +660,10 @@ static sto_status setup_device(verbs_transport *t)
 
 static sto_status connect_all(verbs_transport *t)
 {
-    int64_t deadline = now_ms() + t->cfg.connect_timeout_ms;
+    int64_t deadline = mux_now_ms() + t->cfg.connect_timeout_ms;
     int missing = t->n - 1;
     while (missing > 0) {
-        int64_t now = now_ms();
+        int64_t now = mux_now_ms();
         if (now > deadline)
             return sto_error(STO_CONNECTION_FAILURE,
                              "server %d: not all servers connected within %d ms", t->rank,
