@@ -24,6 +24,7 @@
  *   AGGREGATE  group ids then aggregate ids (a group key that is a plain
  *              column keeps that column's id)
  *   SETOP, VALUES   fresh ids
+ *   EXCHANGE   the input's ids, unchanged
  * Nullability is per id and conservative: an outer join marks the ids of its
  * padded side nullable for the whole plan.
  *
@@ -185,7 +186,8 @@ struct sql_bexpr {
     X(LIMIT)     /* limit: skip offset rows, keep limit rows */                                    \
     X(DISTINCT)  /* (no fields): drop duplicate rows over all output ids */                        \
     X(SETOP)     /* setop: UNION / INTERSECT / EXCEPT [ALL] */                                     \
-    X(VALUES)    /* values: literal rows */
+    X(VALUES)    /* values: literal rows */                                                        \
+    X(EXCHANGE)  /* exchange: move rows between the servers of a cluster */
 
 typedef enum sql_lop_kind {
 #define SQL_LOP_KIND_ENUM(id) SQL_LOP_##id,
@@ -219,6 +221,17 @@ typedef enum sql_join_kind {
 } sql_join_kind;
 
 const char *sql_join_kind_name(sql_join_kind k);
+
+/* How an EXCHANGE moves its input's rows (distributed plans only; the
+ * optimizer's distribution pass inserts them):
+ *   SHUFFLE    each row to server crc32(keys) mod n
+ *   BROADCAST  every row to every server
+ *   GATHER     every row to the coordinator */
+typedef enum sql_exchange_kind {
+    SQL_EXCH_SHUFFLE,
+    SQL_EXCH_BROADCAST,
+    SQL_EXCH_GATHER,
+} sql_exchange_kind;
 
 typedef struct sql_proj_item {
     sql_bexpr *expr;
@@ -296,6 +309,12 @@ struct sql_lop {
             uint32_t nrows;
             sql_bexpr_list *rows; /* each has nout constants/exprs */
         } values;
+        struct {
+            sql_exchange_kind kind;
+            uint32_t nkeys;
+            sql_bexpr **keys; /* SHUFFLE: hashed to pick the server */
+            uint32_t id;      /* 1, 2, ... within the query: names the stream */
+        } exchange;
     };
 };
 

@@ -366,6 +366,15 @@ static void put_lop_line(printer *p, const sql_lop *op)
             put(p, ")");
         }
         break;
+    case SQL_LOP_EXCHANGE: {
+        static const char *const kinds[] = {"SHUFFLE", "BROADCAST", "GATHER"};
+        put(p, "EXCHANGE %u %s", op->exchange.id, kinds[op->exchange.kind]);
+        for (uint32_t i = 0; i < op->exchange.nkeys; i++) {
+            put(p, i ? ", " : " ON ");
+            put_expr(p, op->exchange.keys[i]);
+        }
+        break;
+    }
     case SQL_LOP_KIND_COUNT:
         break;
     }
