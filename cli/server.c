@@ -3,7 +3,9 @@
  * connections.
  *
  *   rackdb server [--host 127.0.0.1] [--port 5432] [--password-file FILE]
- *                 [--max-connections N] [--max-message-size BYTES] [DIR]
+ *                 [--tls-cert FILE --tls-key FILE]
+ *                 [--max-connections N] [--max-message-size BYTES]
+ *                 [--cluster FILE --rank I [--transport tcp|verbs|auto]] [DIR]
  *
  * Threads: the main thread waits on the listening socket and a signalfd
  * (SIGINT/SIGTERM are blocked everywhere and read from there, so no signal
@@ -34,21 +36,31 @@
 
 #include "cli/commands.h"
 #include "cli/server.h"
+#include "cli/server_cluster.h"
 
 #define EXIT_USAGE        2
 #define WATCHDOG_EVERY_MS 50
 
 static const char server_usage[] =
     "usage: rackdb server [--host ADDR] [--port N] [--password-file FILE]\n"
-    "                     [--max-connections N] [--max-message-size BYTES] [DIR]\n"
+    "                     [--tls-cert FILE --tls-key FILE]\n"
+    "                     [--max-connections N] [--max-message-size BYTES]\n"
+    "                     [--cluster FILE --rank I [--transport tcp|verbs|auto]] [DIR]\n"
     "\n"
     "Serves DIR (or an in-memory database) over the PostgreSQL protocol.\n"
     "  --host ADDR             address to listen on (default 127.0.0.1)\n"
     "  --port N                TCP port (default 5432)\n"
     "  --password-file FILE    lines user:password; enables SCRAM-SHA-256\n"
     "                          (default: trust, any user)\n"
+    "  --tls-cert FILE         PEM certificate (chain): SSLRequest gets TLS\n"
+    "  --tls-key FILE          its PEM private key\n"
     "  --max-connections N     more clients are refused with 53300 (default 100)\n"
-    "  --max-message-size B    larger messages close the connection (default 64MB)\n";
+    "  --max-message-size B    larger messages close the connection (default 64MB)\n"
+    "  --cluster FILE          one server of a cluster: FILE lists host:port per rank\n"
+    "                          (the servers' own links); rank 0 coordinates queries\n"
+    "  --rank I                this server's line in FILE, counting from 0\n"
+    "  --transport T           tcp, verbs (RDMA) or auto (default: auto)\n"
+    "  --peer-timeout-ms N     a silent server fails the cluster after N ms (5000)\n";
 
 bool srv_register(srv_server *srv, srv_conn *c)
 {
@@ -327,6 +339,8 @@ static bool parse_count(const char *s, long min, long max, long *out)
 int cli_server(int argc, char **argv)
 {
     const char *host = "127.0.0.1", *port = "5432", *password_file = NULL, *dir = NULL;
+    const char *tls_cert = NULL, *tls_key = NULL;
+    cli_cluster_options cluster = {NULL, -1, MUX_TRANSPORT_AUTO, 0};
     long max_conn = 100, max_msg = PGW_DEFAULT_MAX_MSG;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
@@ -345,8 +359,29 @@ int cli_server(int argc, char **argv)
             port = argv[++i];
         } else if (strcmp(a, "--password-file") == 0) {
             password_file = argv[++i];
+        } else if (strcmp(a, "--tls-cert") == 0) {
+            tls_cert = argv[++i];
+        } else if (strcmp(a, "--tls-key") == 0) {
+            tls_key = argv[++i];
         } else if (strcmp(a, "--max-connections") == 0) {
             if (!parse_count(v, 1, 100000, &max_conn)) goto bad_value;
+            i++;
+        } else if (strcmp(a, "--cluster") == 0) {
+            cluster.file = argv[++i];
+        } else if (strcmp(a, "--rank") == 0) {
+            if (!parse_count(v, 0, MUX_MAX_SERVERS - 1, &n)) goto bad_value;
+            cluster.rank = (int)n;
+            i++;
+        } else if (strcmp(a, "--transport") == 0) {
+            sto_status tst = mux_transport_parse(v, &cluster.transport);
+            if (tst) {
+                sto_status_free(tst);
+                goto bad_value;
+            }
+            i++;
+        } else if (strcmp(a, "--peer-timeout-ms") == 0) {
+            if (!parse_count(v, 100, 600000, &n)) goto bad_value;
+            cluster.peer_timeout_ms = (int)n;
             i++;
         } else if (strcmp(a, "--max-message-size") == 0) {
             if (!parse_count(v, 1024, 1L << 30, &max_msg)) goto bad_value;
@@ -366,6 +401,14 @@ int cli_server(int argc, char **argv)
         return EXIT_USAGE;
     }
 
+    if (!tls_cert != !tls_key) {
+        fprintf(stderr, "rackdb server: --tls-cert and --tls-key go together\n");
+        return EXIT_USAGE;
+    }
+    if (!cluster.file != (cluster.rank < 0)) {
+        fprintf(stderr, "rackdb server: --cluster and --rank go together\n");
+        return EXIT_USAGE;
+    }
     srv_server srv = {.max_connections = (int)max_conn, .max_message = (size_t)max_msg};
     pthread_mutex_init(&srv.lock, NULL);
     pthread_cond_init(&srv.idle, NULL);
@@ -373,6 +416,14 @@ int cli_server(int argc, char **argv)
     bool watchdog = false;
     pthread_t watchdog_thread;
     if (password_file && !load_passwords(&srv, password_file)) goto out;
+    if (tls_cert) {
+        sto_status st = srv_tls_load(tls_cert, tls_key, &srv.tls);
+        if (st) {
+            fprintf(stderr, "rackdb server: %s\n", st->message);
+            sto_status_free(st);
+            goto out;
+        }
+    }
     srv.slots = calloc((size_t)max_conn, sizeof(srv_conn *));
     if (!srv.slots) goto out;
 
@@ -395,12 +446,21 @@ int cli_server(int argc, char **argv)
         rackdb_error_free(err);
         goto out;
     }
+    if (cluster.file) {
+        sto_status cst = cli_cluster_start(srv.db, &cluster, &srv.cluster);
+        if (cst) {
+            fprintf(stderr, "rackdb server: cannot join the cluster: %s\n", cst->message);
+            sto_status_free(cst);
+            goto out;
+        }
+    }
     lfd = listen_on(host, port);
     if (lfd < 0) goto out;
     if (pthread_create(&watchdog_thread, NULL, watchdog_main, &srv) != 0) goto out;
     watchdog = true;
-    fprintf(stderr, "rackdb server: listening on %s:%s (%s, %s, max %ld connections)\n", host, port,
-            dir ? dir : "in memory", srv.passwords ? "scram-sha-256" : "trust", max_conn);
+    fprintf(stderr, "rackdb server: listening on %s:%s (%s, %s%s, max %ld connections)\n", host,
+            port, dir ? dir : "in memory", srv.passwords ? "scram-sha-256" : "trust",
+            srv.tls ? ", TLS" : "", max_conn);
     accept_loop(&srv, lfd, sigfd);
     close(lfd);
     lfd = -1;
@@ -410,9 +470,11 @@ out:
     if (watchdog) pthread_join(watchdog_thread, NULL);
     if (lfd >= 0) close(lfd);
     if (sigfd >= 0) close(sigfd);
+    cli_cluster_stop(srv.cluster);
     rackdb_close(srv.db);
     free(srv.slots);
     free_passwords(&srv);
+    srv_tls_free(srv.tls);
     pthread_cond_destroy(&srv.idle);
     pthread_mutex_destroy(&srv.lock);
     if (status == 0) fprintf(stderr, "rackdb server: stopped\n");

@@ -15,6 +15,7 @@
  *   server_catalog.c  what tools ask PostgreSQL's catalog for (version(),
  *                     SHOW server_version, psql's \dt and \d), answered from
  *                     rackdb's catalog
+ *   server_tls.c      TLS after an SSLRequest (--tls-cert/--tls-key)
  */
 #ifndef RACKDB_CLI_SERVER_H
 #define RACKDB_CLI_SERVER_H
@@ -29,6 +30,8 @@
 #include "storage/status.h"
 
 typedef struct srv_conn srv_conn;
+typedef struct ssl_ctx_st SSL_CTX; /* OpenSSL's, as <openssl/types.h> names them */
+typedef struct ssl_st SSL;
 
 /* One user:password line of --password-file. */
 typedef struct srv_password {
@@ -41,6 +44,8 @@ typedef struct srv_server {
     size_t max_message;
     srv_password *passwords; /* NULL: trust */
     int npasswords;
+    SSL_CTX *tls;                /* NULL: SSLRequest is answered 'N' */
+    struct cli_cluster *cluster; /* --cluster: this server's part (server_cluster.h) */
 
     pthread_mutex_t lock; /* guards everything below */
     pthread_cond_t idle;  /* signaled when threads reaches 0 */
@@ -130,6 +135,7 @@ struct srv_conn {
     srv_server *srv;
     srv_conn *prev, *next; /* in srv->all */
     int fd;
+    SSL *tls; /* after an SSLRequest answered 'S': all I/O goes through it */
     char peer[64];
     int32_t pid, key;
     rackdb_session *session;
@@ -154,6 +160,17 @@ struct srv_conn {
     size_t copy_pending_len;
     char copy_fail[256]; /* the client's CopyFail message */
 };
+
+/* TLS (server_tls.c). srv_tls_load reads a PEM certificate chain and its
+ * key; srv_tls_accept runs the handshake on c->fd and sets c->tls (false
+ * with the reason in why); send/recv return bytes moved, 0 at the client's
+ * close_notify, -1 on error; srv_tls_end sends close_notify and frees c->tls. */
+sto_status srv_tls_load(const char *cert_file, const char *key_file, SSL_CTX **out);
+void srv_tls_free(SSL_CTX *ctx);
+bool srv_tls_accept(srv_conn *c, char *why, size_t cap);
+long srv_tls_send(srv_conn *c, const void *data, size_t len);
+long srv_tls_recv(srv_conn *c, void *buf, size_t cap);
+void srv_tls_end(srv_conn *c);
 
 /* Runs one accepted connection to its end and frees it (a thread body). */
 void *srv_conn_main(void *arg);

@@ -24,6 +24,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include "cli/server.h"
 
@@ -573,10 +574,30 @@ static srv_result *empty_result(uint32_t ncols)
     return r;
 }
 
+/* Every shape answered here starts with SELECT, SHOW or SET and is a few
+ * KB at most (psql's longest is under 2 KB): anything else goes to the
+ * engine without being copied and lowercased first, which matters for a
+ * multi-megabyte INSERT. */
+#define CATALOG_MAX_TEXT 16384
+
+static bool may_be_catalog(const char *stmt)
+{
+    while (isspace((unsigned char)*stmt))
+        stmt++;
+    size_t n = 0;
+    while (isalpha((unsigned char)stmt[n]))
+        n++;
+    bool word = (n == 6 && !strncasecmp(stmt, "select", 6)) ||
+                (n == 4 && !strncasecmp(stmt, "show", 4)) ||
+                (n == 3 && !strncasecmp(stmt, "set", 3));
+    return word && strnlen(stmt, CATALOG_MAX_TEXT + 1) <= CATALOG_MAX_TEXT;
+}
+
 bool srv_catalog_answer(rackdb *db, srv_client_info *info, const char *stmt, srv_result **out,
                         sto_status *err, pgw_buf *notices)
 {
     *out = NULL;
+    if (!may_be_catalog(stmt)) return false;
     char *norm = normalize(stmt);
     if (!norm) {
         *err = sto_error_oom();
@@ -624,6 +645,17 @@ bool srv_catalog_answer(rackdb *db, srv_client_info *info, const char *stmt, srv
         const char *row[] = {"public", info->user};
         *out = srv_result_new(2, names, oids);
         if (*out && !srv_result_add_row(*out, row)) srv_result_free(*out), *out = NULL;
+        if (*out) srv_result_finish(*out);
+    } else if (starts(norm, "select n.nspname as \"Schema\", p.proname as \"Name\", "
+                            "pg_catalog.pg_get_function_result(p.oid)") &&
+               strstr(norm, "from pg_catalog.pg_proc p")) {
+        /* \df lists user-defined functions; rackdb's are all built in, as
+         * pg_catalog's are in PostgreSQL, which \df leaves out too (with a
+         * pattern PostgreSQL would list matching built-ins; we list none) */
+        static const char *const names[] = {"Schema", "Name", "Result data type",
+                                            "Argument data types", "Type"};
+        static const uint32_t oids[] = {PGW_OID_NAME, PGW_OID_NAME, 25, 25, 25};
+        *out = srv_result_new(5, names, oids);
         if (*out) srv_result_finish(*out);
     } else if (starts(norm, "select pol.polname, pol.polpermissive,")) {
         *out = empty_result(6);

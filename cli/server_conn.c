@@ -2,7 +2,8 @@
  * server_conn.c — one client connection, from the startup packet to
  * Terminate, on its own thread.
  *
- * States: STARTUP (SSLRequest and GSSENCRequest answered 'N', CancelRequest
+ * States: STARTUP (SSLRequest answered 'S' and TLS set up when the server
+ * has a certificate, else 'N'; GSSENCRequest answered 'N'; CancelRequest
  * served and the socket closed), AUTH (trust, or SCRAM-SHA-256 when the
  * server has a password file), then the message loop. In the loop a Query
  * runs its statements one at a time (each with its own RowDescription,
@@ -38,6 +39,7 @@
 #include <unistd.h>
 
 #include "cli/server.h"
+#include "cli/server_cluster.h"
 #include "net/pgwire/params.h"
 #include "net/pgwire/scram.h"
 #include "net/pgwire/values.h"
@@ -87,8 +89,9 @@ static bool flush_out(srv_conn *c)
 {
     size_t done = 0;
     while (done < c->out.len) {
-        ssize_t n = send(c->fd, c->out.data + done, c->out.len - done, MSG_NOSIGNAL);
-        if (n < 0 && errno == EINTR) continue;
+        ssize_t n = c->tls ? srv_tls_send(c, c->out.data + done, c->out.len - done)
+                           : send(c->fd, c->out.data + done, c->out.len - done, MSG_NOSIGNAL);
+        if (n < 0 && errno == EINTR && !c->tls) continue;
         if (n <= 0) {
             atomic_store(&c->peer_gone, true);
             pgw_buf_clear(&c->out);
@@ -121,8 +124,9 @@ static bool read_more(srv_conn *c, size_t want)
         c->in_cap = want;
     }
     for (;;) {
-        ssize_t n = recv(c->fd, c->in + c->in_len, c->in_cap - c->in_len, 0);
-        if (n < 0 && errno == EINTR) continue;
+        ssize_t n = c->tls ? srv_tls_recv(c, c->in + c->in_len, c->in_cap - c->in_len)
+                           : recv(c->fd, c->in + c->in_len, c->in_cap - c->in_len, 0);
+        if (n < 0 && errno == EINTR && !c->tls) continue;
         if (n <= 0) return false;
         c->in_len += (size_t)n;
         return true;
@@ -360,6 +364,23 @@ static bool startup(srv_conn *c)
             fatal(c, &e);
             return false;
         }
+        if (s.code == PGW_SSL_CODE && c->srv->tls && !c->tls) {
+            /* Bytes the client sent after its SSLRequest would bypass the
+             * handshake (PostgreSQL's CVE-2021-23214): refuse them. */
+            if (c->in_pos != c->in_len) {
+                err_set(&e, "08P01", 0, "received unencrypted data after SSL request");
+                fatal(c, &e);
+                return false;
+            }
+            pgw_buf_append(&c->out, "S", 1);
+            if (!flush_out(c)) return false;
+            char why[256];
+            if (!srv_tls_accept(c, why, sizeof(why))) {
+                fprintf(stderr, "rackdb server: %s: TLS handshake failed: %s\n", c->peer, why);
+                return false;
+            }
+            continue;
+        }
         if (s.code == PGW_SSL_CODE || s.code == PGW_GSSENC_CODE) {
             pgw_buf_append(&c->out, "N", 1);
             if (!flush_out(c)) return false;
@@ -494,6 +515,13 @@ static bool run_statement(srv_conn *c, const char *text, srv_result **out, srv_e
             return false;
         }
         c->txn = 'I';
+        /* The engine's session ends its block too (it restores the settings
+         * of BEGIN); its answer is the same tag. */
+        const char *rollback = "ROLLBACK";
+        rackdb_result *rr = NULL;
+        rackdb_error *re = NULL;
+        if (rackdb_next(c->session, &rollback, &rr, &re) == RACKDB_ERROR) rackdb_error_free(re);
+        rackdb_result_free(rr);
         *out = srv_result_new_tag("ROLLBACK");
         if (!*out) err_set(e, STO_OUT_OF_MEMORY, 0, "out of memory");
         return *out != NULL;
@@ -513,6 +541,19 @@ static bool run_statement(srv_conn *c, const char *text, srv_result **out, srv_e
             goto failed;
         }
         return true;
+    }
+    if (c->srv->cluster) {
+        /* queries and CALL dbgen run on the whole cluster */
+        atomic_store(&c->busy, true);
+        answered = cli_cluster_answer(c->srv->cluster, c->session, text, out, &st);
+        atomic_store(&c->busy, false);
+        if (answered) {
+            if (st) {
+                err_from_status(e, st);
+                goto failed;
+            }
+            return true;
+        }
     }
     const char *p = text;
     rackdb_result *r = NULL;
@@ -1116,6 +1157,7 @@ static void conn_free(srv_conn *c)
     }
     pgw_buf_free(&c->out);
     free(c->in);
+    srv_tls_end(c);
     close(c->fd);
     free(c);
 }
@@ -1156,8 +1198,8 @@ void *srv_conn_main(void *arg)
     }
     tv.tv_sec = 0;
     setsockopt(c->fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
-    fprintf(stderr, "rackdb server: connection %d from %s: user=%s database=%s\n", c->pid, c->peer,
-            c->user, c->database);
+    fprintf(stderr, "rackdb server: connection %d from %s: user=%s database=%s%s\n", c->pid,
+            c->peer, c->user, c->database, c->tls ? " (TLS)" : "");
     pgw_put_auth_ok(&c->out);
     put_parameter_statuses(c);
     pgw_put_backend_key(&c->out, c->pid, c->key);

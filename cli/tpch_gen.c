@@ -12,7 +12,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include "cli/commands.h"
@@ -29,7 +28,8 @@ static const char gen_usage[] =
     "\n"
     "options:\n"
     "  --sf SF          scale factor (required), e.g. 0.01, 1, 10\n"
-    "  --out DIR        output directory (default: the current directory)\n"
+    "  --out DIR        output directory, created if missing (default: the current\n"
+    "                   directory)\n"
     "  --tables LIST    comma-separated tables (default: all eight):\n"
     "                   part,partsupp,supplier,customer,orders,lineitem,nation,region\n"
     "  --parts N        split each table into N parts like dbgen -C N ...\n"
@@ -155,13 +155,11 @@ int cli_tpch_gen(int argc, char **argv)
         snprintf(range, sizeof(range), "%d is outside 1..%d", part, parts);
         return usage_error("--part %s", range);
     }
-    struct stat sb;
-    if (stat(out, &sb) != 0) {
-        fprintf(stderr, "rackdb tpch gen: cannot write to %s: %s\n", out, strerror(errno));
-        return EXIT_FAILED;
-    }
-    if (!S_ISDIR(sb.st_mode)) {
-        fprintf(stderr, "rackdb tpch gen: cannot write to %s: not a directory\n", out);
+    /* a missing directory is created (mkdir -p), before the costly text pool */
+    st = tpch_make_dir(out);
+    if (st) {
+        fprintf(stderr, "rackdb tpch gen: %s\n", st->message);
+        sto_status_free(st);
         return EXIT_FAILED;
     }
     if (threads == 0) threads = cores > 0 ? (int)cores : 1;

@@ -11,7 +11,10 @@
  * makes the exit status non-zero on any mismatch or failure; queries the
  * engine cannot run yet ("not supported", SQLSTATE 0A000) count as
  * failures only then. --results writes DIR/qNN.csv in the answers' format;
- * --json writes every figure.
+ * --json writes every figure. --servers N runs everything on a cluster of N
+ * local servers instead (cli/tpch_cluster.h): each generates its own chunk,
+ * the queries go to the coordinator over the PostgreSQL protocol, times are
+ * taken at the client and the table adds the bytes moved between servers.
  */
 #include <errno.h>
 #include <math.h>
@@ -24,6 +27,7 @@
 #include <unistd.h>
 
 #include "cli/commands.h"
+#include "cli/tpch_cluster.h"
 #include "cli/tpch_embedded.h"
 #include "rackdb.h"
 
@@ -37,7 +41,9 @@ static const char run_usage[] =
     "  --queries-dir DIR  read qNN.sql from DIR instead of the built-in ones\n"
     "  --results DIR      write each query's rows to DIR/qNN.csv\n"
     "  --json FILE        write all figures as JSON\n"
-    "  --data DIR         load DIR/<table>.tbl instead of generating\n";
+    "  --data DIR         load DIR/<table>.tbl instead of generating\n"
+    "  --servers N        run on a cluster of N local servers (loopback), each\n"
+    "                     generating its own chunk; adds bytes moved per query\n";
 
 typedef struct opts {
     const char *sf;
@@ -46,6 +52,7 @@ typedef struct opts {
     int reps;
     bool check;
     const char *queries_dir, *results, *json, *data;
+    int servers; /* 0: in this process */
 } opts;
 
 typedef enum outcome { OUT_OK, OUT_MISMATCH, OUT_UNSUPPORTED, OUT_ERROR, OUT_UNCHECKED } outcome;
@@ -58,6 +65,7 @@ typedef struct qrun {
     double best_ms, compile_ms;
     double *times;
     uint64_t rows;
+    uint64_t shuffle_bytes; /* --servers: moved between servers */
     char message[512];
 } qrun;
 
@@ -103,10 +111,10 @@ static int parse(int argc, char **argv, opts *o)
             o->check = true;
             continue;
         }
-        const char *names[] = {"--sf",          "--queries", "--threads", "--reps",
-                               "--queries-dir", "--results", "--json",    "--data"};
+        const char *names[] = {"--sf",      "--queries", "--threads", "--reps",   "--queries-dir",
+                               "--results", "--json",    "--data",    "--servers"};
         int k = -1;
-        for (int j = 0; j < 8; j++)
+        for (int j = 0; j < 9; j++)
             if (strcmp(a, names[j]) == 0) k = j;
         if (k < 0) return usage("unknown option \"%s\"", a);
         if (i + 1 >= argc) return usage("%s needs a value", a);
@@ -137,9 +145,14 @@ static int parse(int argc, char **argv, opts *o)
         case 7:
             o->data = v;
             break;
+        case 8:
+            o->servers = atoi(v);
+            if (o->servers < 1 || o->servers > 64) return usage("bad --servers \"%s\"", v);
+            break;
         }
     }
     if (!o->sf) return usage("%s", "--sf is required");
+    if (o->servers && o->data) return usage("%s", "--data cannot be used with --servers");
     char *end;
     double sf = strtod(o->sf, &end);
     if (*end || !(sf > 0)) return usage("bad scale factor \"%s\"", o->sf);
@@ -148,10 +161,18 @@ static int parse(int argc, char **argv, opts *o)
 
 /* --- running statements ------------------------------------------------------ */
 
-static bool exec_all(rackdb_session *s, const char *sql, char *err, size_t errsize)
+static bool exec_all(rackdb_session *s, cli_tpch_cluster *cl, const char *sql, char *err,
+                     size_t errsize)
 {
     rackdb_result *r = NULL;
     rackdb_error *e = NULL;
+    if (cl) {
+        double ms;
+        bool unsupported;
+        bool ok = cli_tpch_cluster_run(cl, sql, &r, &ms, err, errsize, &unsupported);
+        rackdb_result_free(r);
+        return ok;
+    }
     if (rackdb_exec(s, sql, &r, &e) != RACKDB_OK) {
         snprintf(err, errsize, "%s", rackdb_error_message(e));
         rackdb_error_free(e);
@@ -180,12 +201,14 @@ static char *read_text(const char *path)
 
 /* Runs every statement of sql; *rows gets the last result with rows (the
  * caller frees it). */
-static bool run_query(rackdb_session *s, const char *sql, rackdb_result **rows, double *ms,
-                      double *compile_ms, char *err, size_t errsize, bool *unsupported)
+static bool run_query(rackdb_session *s, cli_tpch_cluster *cl, const char *sql,
+                      rackdb_result **rows, double *ms, double *compile_ms, char *err,
+                      size_t errsize, bool *unsupported)
 {
     *rows = NULL;
     *ms = *compile_ms = 0;
     *unsupported = false;
+    if (cl) return cli_tpch_cluster_run(cl, sql, rows, ms, err, errsize, unsupported);
     const char *p = sql;
     for (;;) {
         rackdb_result *r = NULL;
@@ -199,7 +222,7 @@ static bool run_query(rackdb_session *s, const char *sql, rackdb_result **rows, 
             rackdb_result_free(*rows);
             *rows = NULL;
             /* q15's view must not outlive a failed select */
-            exec_all(s, "DROP VIEW IF EXISTS revenue0", err + strlen(err), 1);
+            exec_all(s, NULL, "DROP VIEW IF EXISTS revenue0", err + strlen(err), 1);
             return false;
         }
         if (!r) continue;
@@ -336,15 +359,18 @@ static bool write_json(const opts *o, const char *threads, double load_ms, const
     FILE *f = fopen(o->json, "w");
     if (!f) return false;
     fprintf(f,
-            "{\n  \"sf\": %g,\n  \"threads\": %d,\n  \"reps\": %d,\n  \"load_ms\": %.3f,\n"
-            "  \"queries\": [\n",
-            strtod(o->sf, NULL), atoi(threads), o->reps, load_ms);
+            "{\n  \"sf\": %g,\n  \"threads\": %d,\n  \"servers\": %d,\n  \"reps\": %d,\n"
+            "  \"load_ms\": %.3f,\n  \"queries\": [\n",
+            strtod(o->sf, NULL), atoi(threads), o->servers ? o->servers : 1, o->reps, load_ms);
     for (int i = 0; i < n; i++) {
         const qrun *r = &runs[i];
         fprintf(f, "    {\"query\": %d, \"status\": ", r->q);
         json_string(f, r->out == OUT_UNCHECKED ? "unchecked" : outcome_name[r->out]);
-        fprintf(f, ", \"best_ms\": %.3f, \"compile_ms\": %.3f, \"rows\": %llu, \"times_ms\": [",
-                r->best_ms, r->compile_ms, (unsigned long long)r->rows);
+        fprintf(f,
+                ", \"best_ms\": %.3f, \"compile_ms\": %.3f, \"rows\": %llu, "
+                "\"shuffle_bytes\": %llu, \"times_ms\": [",
+                r->best_ms, r->compile_ms, (unsigned long long)r->rows,
+                (unsigned long long)r->shuffle_bytes);
         for (int k = 0; k < o->reps && r->times; k++)
             fprintf(f, "%s%.3f", k ? ", " : "", r->times[k]);
         fprintf(f, "], \"message\": ");
@@ -365,17 +391,19 @@ static double wall_ms(void)
 static const char *const tables[] = {"nation",   "region",   "part",   "supplier",
                                      "partsupp", "customer", "orders", "lineitem"};
 
-static bool load_data(rackdb_session *s, const opts *o, char *err, size_t size)
+static bool load_data(rackdb_session *s, cli_tpch_cluster *cl, const opts *o, char *err,
+                      size_t size)
 {
     char sql[4096];
     if (!o->data) {
+        /* on a cluster, the coordinator has every server make its chunk */
         snprintf(sql, sizeof(sql), "CALL dbgen(sf = %s)", o->sf);
-        return exec_all(s, sql, err, size);
+        return exec_all(s, cl, sql, err, size);
     }
-    if (!exec_all(s, cli_tpch_schema, err, size)) return false;
+    if (!exec_all(s, cl, cli_tpch_schema, err, size)) return false;
     for (size_t i = 0; i < sizeof(tables) / sizeof(tables[0]); i++) {
         snprintf(sql, sizeof(sql), "COPY %s FROM '%.3000s/%s.tbl'", tables[i], o->data, tables[i]);
-        if (!exec_all(s, sql, err, size)) return false;
+        if (!exec_all(s, cl, sql, err, size)) return false;
     }
     return true;
 }
@@ -400,13 +428,23 @@ int cli_tpch_run(int argc, char **argv)
     rackdb *db = NULL;
     rackdb_session *s = NULL;
     rackdb_error *e = NULL;
-    if (rackdb_open(NULL, &db, &e) != RACKDB_OK || rackdb_session_open(db, &s, &e) != RACKDB_OK) {
+    cli_tpch_cluster *cl = NULL;
+    char err[1024] = "";
+    if (o.servers) {
+        if (isatty(2)) fprintf(stderr, "starting %d servers ...", o.servers);
+        bool up = cli_tpch_cluster_start(o.servers, &cl, err, sizeof(err));
+        if (isatty(2)) fprintf(stderr, "\r\033[K");
+        if (!up) {
+            fprintf(stderr, "rackdb tpch run: %s\n", err);
+            return 1;
+        }
+    } else if (rackdb_open(NULL, &db, &e) != RACKDB_OK ||
+               rackdb_session_open(db, &s, &e) != RACKDB_OK) {
         fprintf(stderr, "rackdb tpch run: %s\n", e ? rackdb_error_message(e) : "cannot open");
         rackdb_error_free(e);
         rackdb_close(db);
         return 1;
     }
-    char err[1024] = "";
     char threads[32] = "";
     int status = 0;
     qrun runs[CLI_TPCH_QUERIES];
@@ -415,7 +453,7 @@ int cli_tpch_run(int argc, char **argv)
     if (o.threads) {
         char sql[64];
         snprintf(sql, sizeof(sql), "SET threads = %s", o.threads);
-        if (!exec_all(s, sql, err, sizeof(err))) {
+        if (!exec_all(s, cl, sql, err, sizeof(err))) {
             fprintf(stderr, "rackdb tpch run: %s\n", err);
             status = 2;
             goto out;
@@ -423,17 +461,19 @@ int cli_tpch_run(int argc, char **argv)
     }
     {
         rackdb_result *r = NULL;
-        if (rackdb_exec(s, "SHOW threads", &r, &e) == RACKDB_OK && r &&
-            rackdb_result_row_count(r) == 1)
+        double ms, cms;
+        bool unsupported;
+        char ignored[256];
+        if (run_query(s, cl, "SHOW threads", &r, &ms, &cms, ignored, sizeof(ignored),
+                      &unsupported) &&
+            r && rackdb_result_row_count(r) == 1)
             snprintf(threads, sizeof(threads), "%s", rackdb_result_text(r, 0, 0));
         rackdb_result_free(r);
-        if (e) rackdb_error_free(e);
-        e = NULL;
         if (!threads[0]) snprintf(threads, sizeof(threads), "0");
     }
     if (tty) fprintf(stderr, "loading SF %s ...", o.sf);
     double t0 = wall_ms();
-    if (!load_data(s, &o, err, sizeof(err))) {
+    if (!load_data(s, cl, &o, err, sizeof(err))) {
         fprintf(stderr, "%srackdb tpch run: loading the data failed: %s\n", tty ? "\n" : "", err);
         status = 1;
         goto out;
@@ -441,7 +481,11 @@ int cli_tpch_run(int argc, char **argv)
     double load_ms = wall_ms() - t0;
     if (tty) fprintf(stderr, "\r\033[K");
 
-    printf("%-5s %12s %12s %10s  %s\n", "query", "best ms", "compile ms", "rows", "ok");
+    if (cl)
+        printf("%-5s %12s %12s %10s %14s  %s\n", "query", "best ms", "compile ms", "rows",
+               "shuffle bytes", "ok");
+    else
+        printf("%-5s %12s %12s %10s  %s\n", "query", "best ms", "compile ms", "rows", "ok");
     for (int q = 1; q <= CLI_TPCH_QUERIES; q++) {
         if (!o.queries[q]) continue;
         qrun *r = &runs[nruns++];
@@ -467,7 +511,8 @@ int cli_tpch_run(int argc, char **argv)
             rackdb_result *res = NULL;
             double ms, cms;
             bool unsupported;
-            if (!run_query(s, sql, &res, &ms, &cms, r->message, sizeof(r->message), &unsupported)) {
+            if (!run_query(s, cl, sql, &res, &ms, &cms, r->message, sizeof(r->message),
+                           &unsupported)) {
                 r->out = unsupported ? OUT_UNSUPPORTED : OUT_ERROR;
                 break;
             }
@@ -480,6 +525,7 @@ int cli_tpch_run(int argc, char **argv)
             rows = res;
         }
         if (tty) fprintf(stderr, "\r\033[K");
+        if (cl && rows) r->shuffle_bytes = cli_tpch_cluster_shuffle_bytes(cl);
         if (rows) {
             r->rows = rackdb_result_row_count(rows);
             if (answers_sf) {
@@ -495,7 +541,11 @@ int cli_tpch_run(int argc, char **argv)
         }
         rackdb_result_free(rows);
         free(owned);
-        if (r->out == OUT_OK || r->out == OUT_UNCHECKED)
+        if ((r->out == OUT_OK || r->out == OUT_UNCHECKED) && cl)
+            printf("q%02d   %12.3f %12s %10llu %14llu  %s\n", q, r->best_ms, "-",
+                   (unsigned long long)r->rows, (unsigned long long)r->shuffle_bytes,
+                   outcome_name[r->out]);
+        else if (r->out == OUT_OK || r->out == OUT_UNCHECKED)
             printf("q%02d   %12.3f %12.3f %10llu  %s\n", q, r->best_ms, r->compile_ms,
                    (unsigned long long)r->rows, outcome_name[r->out]);
         else
@@ -514,5 +564,9 @@ out:
         free(runs[i].times);
     rackdb_session_close(s);
     rackdb_close(db);
+    if (cl && !cli_tpch_cluster_stop(cl)) {
+        fprintf(stderr, "rackdb tpch run: not every server stopped cleanly\n");
+        status = 1;
+    }
     return status;
 }

@@ -1,5 +1,5 @@
 # Finds every library the design names and wraps them in interface targets:
-#   rackdb_deps       LLVM 19 (C API), libnuma, rdma-core, libcrypto (SCRAM), pthread, libm
+#   rackdb_deps       LLVM 19 (C API), libnuma, rdma-core, libssl + libcrypto (server TLS, SCRAM), pthread, libm
 #   rackdb_edit       libedit (the shell only)
 #   rackdb_allocator  jemalloc (programs only; not under sanitizers, whose
 #                     allocator must stay in charge)
@@ -46,11 +46,12 @@ rackdb_require_lib(IBVERBS ibverbs infiniband/verbs.h libibverbs-dev)
 rackdb_require_lib(RDMACM rdmacm rdma/rdma_cma.h librdmacm-dev)
 rackdb_require_lib(EDIT edit histedit.h libedit-dev)
 rackdb_require_lib(CRYPTO crypto openssl/evp.h libssl-dev)
+rackdb_require_lib(SSL ssl openssl/ssl.h libssl-dev)
 find_package(Threads REQUIRED)
 
 add_library(rackdb_deps INTERFACE)
 target_include_directories(rackdb_deps INTERFACE ${LLVM_INCLUDE_DIR} ${NUMA_INC} ${IBVERBS_INC} ${RDMACM_INC} ${CRYPTO_INC})
-target_link_libraries(rackdb_deps INTERFACE ${LLVM_SHARED_LIB} ${NUMA_LIB} ${IBVERBS_LIB} ${RDMACM_LIB} ${CRYPTO_LIB}
+target_link_libraries(rackdb_deps INTERFACE ${LLVM_SHARED_LIB} ${NUMA_LIB} ${IBVERBS_LIB} ${RDMACM_LIB} ${SSL_LIB} ${CRYPTO_LIB}
                       Threads::Threads m)
 
 add_library(rackdb_edit INTERFACE)

@@ -433,6 +433,15 @@ cg_var cg_var_new(cg_fn *f, LLVMTypeRef ty, LLVMValueRef init, const char *name)
     return v;
 }
 
+void cg_br_combined(cg_fn *f, LLVMValueRef cond, LLVMBasicBlockRef then,
+                    LLVMBasicBlockRef otherwise)
+{
+    LLVMContextRef c = cg_module_context(f->m);
+    LLVMValueRef br = LLVMBuildCondBr(f->b, cond, then, otherwise);
+    LLVMSetMetadata(br, LLVMGetMDKindIDInContext(c, "unpredictable", 13),
+                    LLVMMetadataAsValue(c, LLVMMDNodeInContext2(c, NULL, 0)));
+}
+
 LLVMValueRef cg_var_get(cg_fn *f, cg_var v)
 {
     return LLVMBuildLoad2(f->b, v.type, v.slot, "");

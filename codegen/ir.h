@@ -159,6 +159,13 @@ sto_status cg_fn_end(cg_fn *f);
 /* A new basic block at the end of the function. */
 LLVMBasicBlockRef cg_block(cg_fn *f, const char *name);
 
+/* br cond, then, otherwise, for a condition already combined without
+ * branches (a conjunction of comparisons): marked unpredictable, so the code
+ * generator keeps it one test rather than splitting it into a branch per
+ * term, which on unsorted data mispredicts. */
+void cg_br_combined(cg_fn *f, LLVMValueRef cond, LLVMBasicBlockRef then,
+                    LLVMBasicBlockRef otherwise);
+
 /* --- variables (stack slots; mem2reg turns them into registers in OPT) --- */
 
 typedef struct cg_var {

@@ -5,10 +5,11 @@
  * how much to spend on it. A pipeline that will see few rows is compiled in
  * FAST mode: no IR optimization passes and LLVM's O0 code generator (which
  * selects instructions with FastISel), a few hundred microseconds for a
- * typical pipeline. A pipeline over many rows is compiled in OPT mode: the
- * `default<O2>` pass pipeline, tuned for the JIT's target machine (so the
- * vectorizer sees AVX2), and the optimizing code generator; it costs
- * milliseconds and runs several times faster per row.
+ * typical pipeline. A pipeline over many rows is compiled in OPT mode: a
+ * short list of IR passes chosen for generated pipelines (opt.c says which
+ * and why; about a quarter of `default<O2>`'s time) and the optimizing code
+ * generator for the JIT's target machine; it costs milliseconds and runs
+ * several times faster per row.
  *
  * Data flow: the physical planner's row estimate → cg_mode_for_rows() →
  * cg_jit_compile() (jit.h), which calls cg_run_passes() here and creates its
@@ -28,7 +29,7 @@
 
 typedef enum cg_mode {
     CG_MODE_FAST, /* no IR passes, O0 code generation with FastISel */
-    CG_MODE_OPT,  /* default<O2> and the optimizing code generator */
+    CG_MODE_OPT,  /* opt.c's pass list and the optimizing code generator */
 } cg_mode;
 
 #define CG_MODE_COUNT 2

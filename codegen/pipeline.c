@@ -458,7 +458,9 @@ static sto_status sink_join(gen *g)
         LLVMValueRef hash = nk ? cg_hash_vals(f, vals + first, types, nk) : cg_const_i64(m, 0);
         cg_var slot = cg_var_new(f, ptr, NULL, "row");
         LLVMBasicBlockRef store = cg_block(f, "build.store");
-        if (anynull) {
+        if (anynull && s->join_null_keyed) {
+            hash = LLVMBuildSelect(f->b, anynull, cg_const_i64(m, 0), hash, "");
+        } else if (anynull) {
             LLVMBasicBlockRef keyed = cg_block(f, "build.keyed"), nulls = cg_block(f, "build.null");
             LLVMBuildCondBr(f->b, anynull, nulls, keyed);
             LLVMPositionBuilderAtEnd(f->b, nulls);
@@ -564,23 +566,36 @@ static sto_status probe_step(gen *g, uint32_t i)
         if (kv[k].null) anynull = anynull ? LLVMBuildOr(b, anynull, kv[k].null, "") : kv[k].null;
     LLVMValueRef hash = nk ? cg_hash_vals(f, kv, types, nk) : cg_const_i64(m, 0);
     b = f->b;
-    LLVMValueRef dir =
-        LLVMBuildLoad2(b, ptr, byte_ptr(g, b, cg_const_ptr(m, p->table), p->dir_offset), "");
-    LLVMValueRef mask =
-        LLVMBuildLoad2(b, i64, byte_ptr(g, b, cg_const_ptr(m, p->table), p->mask_offset), "");
-    LLVMValueRef w = cg_load_elem(f, i64, dir, LLVMBuildAnd(b, hash, mask, ""));
-    LLVMValueRef tag =
-        LLVMBuildShl(b, cg_const_i64(m, 1),
-                     LLVMBuildAdd(b, cg_const_i64(m, 48),
-                                  LLVMBuildAnd(b, LLVMBuildLShr(b, hash, cg_const_i64(m, 32), ""),
-                                               cg_const_i64(m, 15), ""),
-                                  ""),
-                     "");
-    LLVMValueRef has =
-        LLVMBuildICmp(b, LLVMIntNE, LLVMBuildAnd(b, w, tag, ""), cg_const_i64(m, 0), "");
+    LLVMValueRef head, has;
+    if (p->lookup) {
+        LLVMValueRef fn = NULL;
+        st = cg_extern(m, "cg_pipeline_join_lookup",
+                       cg_fn_type(m, ptr, (LLVMTypeRef[]){ptr, i64}, 2), (void *)p->lookup, &fn);
+        if (st) goto out;
+        head = cg_call(f, fn,
+                       (LLVMValueRef[]){byte_ptr(g, b, g->wstate, p->table_state_offset), hash}, 2);
+        b = f->b;
+        has = LLVMBuildIsNotNull(b, head, "");
+    } else {
+        LLVMValueRef table =
+            p->table_in_state
+                ? LLVMBuildLoad2(b, ptr, byte_ptr(g, b, g->wstate, p->table_state_offset), "")
+                : cg_const_ptr(m, p->table);
+        LLVMValueRef dir = LLVMBuildLoad2(b, ptr, byte_ptr(g, b, table, p->dir_offset), "");
+        LLVMValueRef mask = LLVMBuildLoad2(b, i64, byte_ptr(g, b, table, p->mask_offset), "");
+        LLVMValueRef w = cg_load_elem(f, i64, dir, LLVMBuildAnd(b, hash, mask, ""));
+        LLVMValueRef tag = LLVMBuildShl(
+            b, cg_const_i64(m, 1),
+            LLVMBuildAdd(b, cg_const_i64(m, 48),
+                         LLVMBuildAnd(b, LLVMBuildLShr(b, hash, cg_const_i64(m, 32), ""),
+                                      cg_const_i64(m, 15), ""),
+                         ""),
+            "");
+        has = LLVMBuildICmp(b, LLVMIntNE, LLVMBuildAnd(b, w, tag, ""), cg_const_i64(m, 0), "");
+        head = LLVMBuildIntToPtr(b, LLVMBuildAnd(b, w, cg_const_i64(m, 0x0000FFFFFFFFFFFFLL), ""),
+                                 ptr, "");
+    }
     if (anynull) has = LLVMBuildAnd(b, has, LLVMBuildNot(b, anynull, ""), "");
-    LLVMValueRef head = LLVMBuildIntToPtr(
-        b, LLVMBuildAnd(b, w, cg_const_i64(m, 0x0000FFFFFFFFFFFFLL), ""), ptr, "");
     cg_var cur = cg_var_new(f, ptr, NULL, "entry");
     cg_var_set(f, cur, LLVMBuildSelect(b, has, head, LLVMConstNull(ptr), ""));
     cg_var found = cg_var_new(f, ptr, NULL, "found"); /* LEFT, SINGLE, MARK */
@@ -648,6 +663,9 @@ static sto_status probe_step(gen *g, uint32_t i)
         case CG_JOIN_INNER:
             st = emit_rest(g, i, e, advance);
             break;
+        case CG_JOIN_FLAG: /* the flag is set; every match needs it */
+            LLVMBuildBr(b, advance);
+            break;
         case CG_JOIN_LEFT:
             cg_var_set(f, found, e);
             st = emit_rest(g, i, e, advance);
@@ -687,6 +705,7 @@ static sto_status probe_step(gen *g, uint32_t i)
     switch (p->kind) {
     case CG_JOIN_INNER:
     case CG_JOIN_SEMI:
+    case CG_JOIN_FLAG:
         LLVMBuildBr(b, outer);
         LLVMPositionBuilderAtEnd(b, hit_once);
         if (p->kind == CG_JOIN_SEMI)
@@ -768,7 +787,7 @@ static sto_status consume_from(gen *g, uint32_t first)
             LLVMValueRef pass;
             STO_TRY(cg_expr_compile_pred(g->f, d->ctx, s->pred, &g->bind, &pass));
             LLVMBasicBlockRef keep = cg_block(g->f, "pass");
-            LLVMBuildCondBr(g->f->b, pass, keep, g->next);
+            cg_br_combined(g->f, pass, keep, g->next);
             LLVMPositionBuilderAtEnd(g->f->b, keep);
             count(g, i);
             continue;

@@ -112,6 +112,9 @@ typedef int32_t (*cg_agg_distinct_fn)(cg_error *err, void *sink_state, uint8_t *
  * *row points to the row to fill (see engine/rt_join.h). */
 typedef int32_t (*cg_join_append_fn)(cg_error *err, void *sink_state, uint64_t hash, uint8_t **row);
 typedef int32_t (*cg_join_append_null_fn)(cg_error *err, void *sink_state, uint8_t **row);
+/* The first build entry that may match a probe tuple with this hash, or
+ * NULL (the rest follow through the entries' next pointers). */
+typedef void *(*cg_join_lookup_fn)(void *cursor, uint64_t hash);
 /* Sets err to the error of a probe row matching twice (SINGLE joins). */
 typedef int32_t (*cg_join_error_fn)(cg_error *err);
 
@@ -155,6 +158,9 @@ typedef enum cg_join_kind {
     CG_JOIN_ANTI,   /* the probe tuple, if it has none */
     CG_JOIN_MARK,   /* the probe tuple with `mark` true / false / NULL */
     CG_JOIN_SINGLE, /* LEFT, but a second match is an error */
+    CG_JOIN_FLAG,   /* no tuple: only flag every matching build entry (a
+                     * SEMI/ANTI join that builds on its left input; the
+                     * engine emits the flagged or unflagged entries after) */
 } cg_join_kind;
 
 /* A probe into a table of build entries: each entry is `entry_head` bytes
@@ -173,6 +179,15 @@ typedef struct cg_probe {
     const sql_bexpr *residual; /* NULL: none */
     sql_colid mark;            /* MARK: the mark column */
     const void *table;
+    /* table_in_state: the table's address is read from worker_state +
+     * table_state_offset instead (a partitioned join: each morsel probes
+     * one partition, whose table the engine puts there before the call). */
+    bool table_in_state;
+    uint32_t table_state_offset;
+    /* lookup (optional, with table_in_state): the chain head comes from
+     * lookup(worker_state + table_state_offset, hash) instead of the
+     * table's words (a sort-merge join's cursor over a sorted run). */
+    cg_join_lookup_fn lookup;
     uint32_t dir_offset, mask_offset, entry_head;
     const uint64_t *build_rows, *build_null_rows; /* MARK: read at run time */
     /* RIGHT/FULL: a match sets the byte at entry + flag_offset to 1 (the
@@ -215,6 +230,9 @@ typedef struct cg_sink {
     uint32_t join_nkeys;
     cg_join_append_fn join_append;
     cg_join_append_null_fn join_append_null;
+    /* a partitioned join's probe side: rows with a NULL key are appended
+     * with hash 0 like the others (the probe finds they match nothing) */
+    bool join_null_keyed;
     /* AGG */
     uint32_t nkeys;
     const sql_bexpr *const *keys;

@@ -19,23 +19,47 @@
 
 #define NTABLES 8
 
-/* The scale factor from CALL dbgen(sf = X) or CALL dbgen(X). */
-static sto_status scale_factor(const sql_stmt *stmt, double *sf)
+/* A whole-number argument of CALL dbgen (part, parts). */
+static sto_status int_arg(const sql_option *a, int64_t max, int *out)
+{
+    eng_const c;
+    sto_value v;
+    STO_TRY(eng_const_eval(a->value, &c));
+    STO_TRY(eng_const_assign(&c, sto_type_make(STO_TYPE_BIGINT), a->name, &v));
+    if (v.is_null || v.v.i64 < 1 || v.v.i64 > max)
+        return sto_error_at(STO_INVALID_PARAMETER_VALUE, a->value->pos,
+                            "dbgen's %s must be between 1 and %lld", a->name, (long long)max);
+    *out = (int)v.v.i64;
+    return STO_OK;
+}
+
+/* The arguments of CALL dbgen(sf = X [, part = P, parts = N]) or CALL
+ * dbgen(X): the scale factor and which of dbgen's -C N -S P parts to make
+ * (1 of 1 = everything). */
+static sto_status dbgen_args(const sql_stmt *stmt, double *sf, int *part, int *parts)
 {
     const sql_option_list *args = &stmt->call.args;
     const sql_option *found = NULL;
+    *part = *parts = 1;
     for (int i = 0; i < args->count; i++) {
         const sql_option *a = args->items[i];
-        if (!a->name ? i == 0 : strcasecmp(a->name, "sf") == 0)
+        if (!a->name ? i == 0 : strcasecmp(a->name, "sf") == 0) {
             found = a;
-        else
+        } else if (a->name && a->value &&
+                   (strcasecmp(a->name, "part") == 0 || strcasecmp(a->name, "parts") == 0)) {
+            STO_TRY(int_arg(a, 1 << 20, strcasecmp(a->name, "part") == 0 ? part : parts));
+        } else {
             return sto_error_at(STO_UNDEFINED_FUNCTION, a->pos,
-                                "dbgen has no argument \"%s\" (it takes sf)",
+                                "dbgen has no argument \"%s\" (it takes sf, part, parts)",
                                 a->name ? a->name : "?");
+        }
     }
     if (!found || !found->value)
         return sto_error_at(STO_UNDEFINED_FUNCTION, stmt->pos,
                             "dbgen needs a scale factor: CALL dbgen(sf = 0.1)");
+    if (*part > *parts)
+        return sto_error_at(STO_INVALID_PARAMETER_VALUE, stmt->pos,
+                            "dbgen's part %d is not one of its %d parts", *part, *parts);
     eng_const c;
     STO_TRY(eng_const_eval(found->value, &c));
     sto_value v;
@@ -68,8 +92,10 @@ static sto_status make_tables(const char *names[NTABLES], sto_table *tables[NTAB
 }
 
 /* Fills the tables with the generator's rows, all eight in one call so
- * the generator can spread every table over the threads. */
-static sto_status generate(double sf, int threads, const char *names[NTABLES],
+ * the generator can spread every table over the threads. Of a split into
+ * parts, nation and region (which dbgen does not split) go to part 1 only,
+ * so that the parts together hold every row exactly once. */
+static sto_status generate(double sf, int part, int parts, int threads, const char *names[NTABLES],
                            sto_table *tables[NTABLES], const atomic_int *cancel)
 {
     sto_table *targets[TPCH_TABLE_COUNT] = {0};
@@ -81,7 +107,9 @@ static sto_status generate(double sf, int threads, const char *names[NTABLES],
     }
     tpch_gen *g;
     STO_TRY(tpch_gen_create(sf, threads, &g));
-    sto_status st = tpch_gen_tables_cancelable(g, TPCH_ALL_TABLES, 1, 1, threads, targets, cancel);
+    unsigned which = TPCH_ALL_TABLES;
+    if (part > 1) which &= ~((1u << TPCH_NATION) | (1u << TPCH_REGION));
+    sto_status st = tpch_gen_tables_cancelable(g, which, parts, part, threads, targets, cancel);
     tpch_gen_free(g);
     return st;
 }
@@ -89,14 +117,16 @@ static sto_status generate(double sf, int threads, const char *names[NTABLES],
 sto_status eng_call_dbgen(eng_stmt_ctx *ctx, const sql_stmt *stmt, eng_result **out)
 {
     double sf = 0;
-    STO_TRY(scale_factor(stmt, &sf));
+    int part, parts;
+    STO_TRY(dbgen_args(stmt, &sf, &part, &parts));
     sql_arena *arena = sql_arena_create();
     if (!arena) return sto_error_oom();
     const char *names[NTABLES] = {0};
     sto_table *tables[NTABLES] = {0};
     sto_status st = make_tables(names, tables, arena);
     if (!st)
-        st = generate(sf, ctx->session->settings.threads, names, tables, &ctx->session->cancel);
+        st = generate(sf, part, parts, ctx->session->settings.threads, names, tables,
+                      &ctx->session->cancel);
     if (!st && eng_session_canceled(ctx->session)) st = eng_canceled_error();
     if (!st) {
         eng_catalog *c = ctx->session->db->catalog;

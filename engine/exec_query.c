@@ -238,6 +238,21 @@ static bool stringy(sto_type_id t)
     return t == STO_TYPE_CHAR || t == STO_TYPE_VARCHAR;
 }
 
+/* True when output column id is a bare NULL in the plan's last projection:
+ * an untyped NULL (SELECT NULL), which PostgreSQL lets take the target
+ * column's type, so that NOT NULL fires (23502) instead of a type error. */
+static bool output_is_null(const sql_plan *plan, sql_colid id)
+{
+    const sql_lop *root = plan->root;
+    if (!root || root->kind != SQL_LOP_PROJECT) return false;
+    for (uint32_t i = 0; i < root->project.count; i++) {
+        const sql_bexpr *e = root->project.items[i].expr;
+        if (root->project.items[i].id == id)
+            return e && e->kind == SQL_BEXPR_CONST && e->value.is_null;
+    }
+    return false;
+}
+
 /* Puts a projection on top of the plan that casts output column k to the
  * type of the table column it goes to (strings keep their type: the
  * appender checks their length). */
@@ -262,7 +277,11 @@ static sto_status cast_outputs(query *q, const sto_schema *s, const int *map, in
         sql_bexpr *e = sql_bexpr_column(ctx, id, 0);
         if (!e) return sto_error_oom();
         bool same = from.id == to.id && (from.id != STO_TYPE_DECIMAL || from.scale == to.scale);
-        if (!same && !(stringy(from.id) && stringy(to.id))) {
+        if (!same && output_is_null(plan, id)) {
+            e = sql_bexpr_null(ctx, to, 0);
+            id = sql_plan_new_col(ctx, to, true, info->name);
+            if (!e || !id) return sto_error_oom();
+        } else if (!same && !(stringy(from.id) && stringy(to.id))) {
             bool ok = numeric(from.id) && numeric(to.id);
             if (!ok)
                 return sto_error_at(STO_DATATYPE_MISMATCH, pos,

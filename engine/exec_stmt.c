@@ -815,11 +815,63 @@ static sto_status exec_call(eng_stmt_ctx *ctx, const sql_stmt *stmt, eng_result 
                         stmt->call.name);
 }
 
+/* --- transaction blocks ----------------------------------------------------------------------
+ *
+ * rackdb makes every statement durable on its own (persist.h) and has no
+ * undo log, so ROLLBACK cannot take back a change. Rather than accept
+ * INSERT ... ROLLBACK and silently keep the rows, a block refuses every
+ * statement that would change tables, views or data, the way PostgreSQL
+ * refuses CREATE DATABASE inside one: 25001 "... cannot run inside a
+ * transaction block", before anything is touched. Queries, SHOW, COPY TO
+ * and SET run; SET is undone by ROLLBACK (the settings of BEGIN come back),
+ * as in PostgreSQL. BEGIN inside a block and COMMIT/ROLLBACK outside one
+ * succeed (PostgreSQL only warns). docs/sql.md says this to users. */
+
+static bool changes_data(sql_stmt_kind kind)
+{
+    switch (kind) {
+    case SQL_STMT_CREATE_TABLE:
+    case SQL_STMT_CREATE_TABLE_AS:
+    case SQL_STMT_DROP_TABLE:
+    case SQL_STMT_CREATE_VIEW:
+    case SQL_STMT_DROP_VIEW:
+    case SQL_STMT_INSERT:
+    case SQL_STMT_COPY_FROM:
+    case SQL_STMT_CALL:
+        return true;
+    default:
+        return false;
+    }
+}
+
+static sto_status exec_transaction(eng_stmt_ctx *ctx, const sql_stmt *stmt, eng_result **out)
+{
+    rackdb_session *s = ctx->session;
+    switch (stmt->kind) {
+    case SQL_STMT_BEGIN:
+        if (!s->in_transaction) s->settings_at_begin = s->settings;
+        s->in_transaction = true;
+        return eng_result_new_tag(out, "BEGIN");
+    case SQL_STMT_COMMIT:
+        s->in_transaction = false;
+        return eng_result_new_tag(out, "COMMIT");
+    default:
+        if (s->in_transaction) s->settings = s->settings_at_begin;
+        s->in_transaction = false;
+        return eng_result_new_tag(out, "ROLLBACK");
+    }
+}
+
 /* --- dispatch ------------------------------------------------------------------------------- */
 
 sto_status eng_exec_stmt(eng_stmt_ctx *ctx, const sql_stmt *stmt, eng_result **out)
 {
     *out = NULL;
+    if (ctx->session->in_transaction && changes_data(stmt->kind))
+        return sto_error_at("25001", stmt->pos,
+                            "%s cannot run inside a transaction block (rackdb commits every "
+                            "change at once, so ROLLBACK could not undo it; run it after COMMIT)",
+                            sql_stmt_kind_name(stmt->kind));
     switch (stmt->kind) {
     case SQL_STMT_SELECT:
         return exec_query(ctx, stmt, "SELECT", stmt->query, out);
@@ -848,14 +900,10 @@ sto_status eng_exec_stmt(eng_stmt_ctx *ctx, const sql_stmt *stmt, eng_result **o
         return exec_set(ctx, stmt, out);
     case SQL_STMT_SHOW:
         return exec_show(ctx, stmt, out);
-    /* One statement is one transaction (each change is durable when it
-     * returns), so these only answer the way PostgreSQL does. */
     case SQL_STMT_BEGIN:
-        return eng_result_new_tag(out, "BEGIN");
     case SQL_STMT_COMMIT:
-        return eng_result_new_tag(out, "COMMIT");
     case SQL_STMT_ROLLBACK:
-        return eng_result_new_tag(out, "ROLLBACK");
+        return exec_transaction(ctx, stmt, out);
     case SQL_STMT_KIND_COUNT:
         break;
     }

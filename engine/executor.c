@@ -19,10 +19,16 @@
 #include <time.h>
 
 #include "codegen/rt.h"
+#include "engine/exchange.h"
+#include "engine/exec_radix.h"
+#include "engine/exec_setop.h"
+#include "engine/exec_sortmerge.h"
 #include "engine/instance.h"
+#include "engine/optimize.h"
 #include "engine/rt_agg.h"
 #include "engine/rt_hashtable.h"
 #include "engine/rt_join.h"
+#include "engine/rt_radix.h"
 #include "engine/rt_sort.h"
 
 static double now_ms(void)
@@ -113,7 +119,12 @@ typedef struct wstate {
         eng_agg_local agg;
         eng_join_mat join;
     } sink;
-    bool moved; /* the rows sink was handed to finalize */
+    bool moved;    /* the rows sink was handed to finalize */
+    eng_topk topk; /* SORT with a LIMIT: the sink's heap (rt_sort.h) */
+    /* PARTS source: the table of the partition the current morsel probes
+     * (the probe step reads it from here: cg_probe.table_in_state) */
+    const eng_join_ht *join_table;
+    eng_sm_cursor join_cursor; /* the same for a sort-merge join */
 } wstate;
 
 /* A join's table and the build entries it points at; they live until the
@@ -124,21 +135,42 @@ typedef struct join_rt {
     unsigned nmats;
     uint64_t rows, null_rows;
     bool built;
+    /* radix, sort-merge (deferred): the probe side's entries (PARTITION
+     * sink), then both sides partitioned with a table per partition
+     * (partitioned), or range-partitioned and sorted with the probe
+     * entries gathered in order (sorted); `empty` stands in for the table
+     * of a partition without build rows */
+    bool deferred, sortmerge, partitioned, sorted;
+    eng_join_mat *probe_mats;
+    unsigned nprobe_mats;
+    eng_radix_join rj;
+    eng_sm_join sm;
+    uint8_t *sm_probe;
+    uint64_t empty_word;
+    eng_join_ht empty;
 } join_rt;
 
 static void join_rt_free(join_rt *j)
 {
     if (!j) return;
     if (j->built) eng_join_ht_free(&j->ht);
+    if (j->partitioned) eng_radix_free(&j->rj);
+    if (j->sm_probe) eng_mem_free(j->sm.mem, j->sm_probe, j->sm.probe.count * j->sm.probe.stride);
+    if (j->sorted) eng_sm_free(&j->sm);
     for (unsigned i = 0; j->mats && i < j->nmats; i++)
         eng_join_mat_free(&j->mats[i]);
+    for (unsigned i = 0; j->probe_mats && i < j->nprobe_mats; i++)
+        eng_join_mat_free(&j->probe_mats[i]);
     free(j->mats);
+    free(j->probe_mats);
     free(j);
 }
 
 typedef struct prun {
     const eng_exec_env *env;
-    join_rt *join; /* JOIN sink */
+    join_rt *join;       /* JOIN sink */
+    join_rt *radix_src;  /* PARTS source: the radix join whose partitions are read */
+    join_rt *radix_sink; /* PARTITION sink: the radix join partitioned after it */
     const eng_pipe *p;
     cg_pipeline_fn fn;
     uint8_t *rows_base; /* a PIPE source's rows */
@@ -162,14 +194,6 @@ typedef struct prun {
     _Atomic uint64_t counters[MAX_COUNTED];
 } prun;
 
-/* Top-k: a worker's run never needs more than its first `keep` rows, so a
- * full buffer is sorted and cut back before it grows (memory stays O(k)). */
-static sto_status topk_compact(void *arg, eng_rows_sink *s)
-{
-    prun *r = arg;
-    return eng_sort_run(&r->sort, s, r->keep);
-}
-
 static sto_status state_init(void *ctx, void *state, const eng_worker_info *worker)
 {
     prun *r = ctx;
@@ -178,15 +202,12 @@ static sto_status state_init(void *ctx, void *state, const eng_worker_info *work
     eng_rt_mem mem = {r->env->mem, worker->mem, worker->node};
     if (r->p->sink == ENG_SINK_AGG)
         eng_agg_local_init(&w->sink.agg, &r->p->agg, mem);
-    else if (r->p->sink == ENG_SINK_JOIN)
+    else if (r->p->sink == ENG_SINK_JOIN || r->p->sink == ENG_SINK_PARTITION)
         eng_join_mat_init(&w->sink.join, mem, r->row_bytes);
     else
         eng_rows_sink_init(&w->sink.rows, mem, r->row_bytes);
-    if (r->p->sink == ENG_SINK_SORT && r->keep < UINT64_MAX / 4) {
-        w->sink.rows.compact = topk_compact;
-        w->sink.rows.compact_arg = r;
-        w->sink.rows.compact_min = 2 * r->keep + 1024;
-    }
+    if (r->p->sink == ENG_SINK_SORT && r->keep < UINT64_MAX / 4)
+        eng_topk_attach(&w->topk, &r->sort, r->keep, &w->sink.rows);
     return STO_OK;
 }
 
@@ -196,9 +217,9 @@ static void state_destroy(void *ctx, void *state)
     wstate *w = state;
     if (r->p->sink == ENG_SINK_AGG)
         eng_agg_local_free(&w->sink.agg);
-    else if (r->p->sink == ENG_SINK_JOIN && !w->moved)
+    else if ((r->p->sink == ENG_SINK_JOIN || r->p->sink == ENG_SINK_PARTITION) && !w->moved)
         eng_join_mat_free(&w->sink.join);
-    else if (r->p->sink != ENG_SINK_JOIN && !w->moved)
+    else if (r->p->sink != ENG_SINK_JOIN && r->p->sink != ENG_SINK_PARTITION && !w->moved)
         eng_rows_sink_free(&w->sink.rows);
     keep_strings(r->strings, &w->strings);
     for (unsigned i = 0; r->count_rows && i < MAX_COUNTED; i++)
@@ -264,10 +285,13 @@ static int finalize(void *ctx, void *const *states, unsigned n, uint64_t pb, uin
                 st = eng_agg_merge_part(locals, n, (unsigned)part, &r->parts[part]);
                 free(locals);
             }
-        } else if (r->p->sink == ENG_SINK_JOIN) {
+        } else if (r->p->sink == ENG_SINK_JOIN || r->p->sink == ENG_SINK_PARTITION) {
             if (part < n) {
                 wstate *w = states[part];
-                r->join->mats[part] = w->sink.join;
+                if (r->p->sink == ENG_SINK_JOIN)
+                    r->join->mats[part] = w->sink.join;
+                else
+                    r->radix_sink->probe_mats[part] = w->sink.join;
                 w->moved = true;
             }
         } else if (part < n) {
@@ -325,6 +349,22 @@ static void describe(const eng_physical *ph, const eng_pipe *p, prun *r, const e
         s->nrows = p->source_op->values.nrows;
         s->rows = p->source_op->values.rows;
         break;
+    case ENG_SOURCE_PARTS:
+        /* the partitioned probe entries, read as rows ENG_JOIN_ENTRY_HEAD
+         * into each entry (rows_base points there); the first step probes
+         * the table the morsel wrapper puts into the worker state */
+        s->kind = CG_SOURCE_ROWS;
+        s->rows_cell = &r->rows_base;
+        p->steps[0].probe->table_in_state = true;
+        if (r->radix_src->sortmerge) {
+            s->row_bytes = r->radix_src->sm.probe.stride;
+            p->steps[0].probe->table_state_offset = offsetof(wstate, join_cursor);
+            p->steps[0].probe->lookup = eng_rt_sm_lookup;
+        } else {
+            s->row_bytes = r->radix_src->rj.probe.stride;
+            p->steps[0].probe->table_state_offset = offsetof(wstate, join_table);
+        }
+        break;
     }
     d->nsteps = p->nsteps;
     d->steps = p->steps;
@@ -346,11 +386,12 @@ static void describe(const eng_physical *ph, const eng_pipe *p, prun *r, const e
         k->probe.cap_offset = offsetof(eng_agg_part, cap);
         k->probe.key_offset = ENG_AGG_ENTRY_HEAD;
         k->probe.states_offset = ENG_AGG_ENTRY_HEAD + p->agg.key_bytes;
-    } else if (p->sink == ENG_SINK_JOIN) {
+    } else if (p->sink == ENG_SINK_JOIN || p->sink == ENG_SINK_PARTITION) {
         k->kind = CG_SINK_JOIN;
         k->ncols = p->nexprs;
         k->exprs = p->exprs;
         k->join_nkeys = p->join_nkeys;
+        k->join_null_keyed = p->sink == ENG_SINK_PARTITION;
         k->join_append = eng_rt_join_append;
         k->join_append_null = eng_rt_join_append_null;
     } else {
@@ -404,10 +445,12 @@ static double tuple_weight(const eng_pipe *p)
     return n < 2 ? 1.0 : n / 2.0;
 }
 
-/* RIGHT/FULL: appends to out the build entries of j that no probe matched,
- * as rows over p's output ids with the probe side's columns NULL. */
+/* RIGHT/FULL (and ANTI built on the left): appends to out the build
+ * entries of j that no probe matched — or, matched (SEMI built on the
+ * left), those that one did — as rows over p's output ids with the probe
+ * side's columns NULL. */
 static sto_status append_unmatched(const eng_pipe *p, const eng_pipe *build, join_rt *j,
-                                   eng_mem *mem, eng_rowset *out)
+                                   bool matched, eng_mem *mem, eng_rowset *out)
 {
     eng_join_mat **mats = malloc((j->nmats ? j->nmats : 1) * sizeof(*mats));
     if (!mats) return sto_error_oom();
@@ -415,15 +458,25 @@ static sto_status append_unmatched(const eng_pipe *p, const eng_pipe *build, joi
         mats[i] = &j->mats[i];
     eng_join_span *spans[2] = {NULL, NULL};
     unsigned nspans[2] = {0, 0};
-    sto_status st = eng_join_mat_spans(mats, j->nmats, false, &spans[0], &nspans[0]);
+    sto_status st = STO_OK;
+    if (j->partitioned) {
+        /* the probes flagged the partitioned copies of the keyed entries */
+        spans[0] = malloc(sizeof(*spans[0]));
+        if (!spans[0]) st = sto_error_oom();
+        if (!st) spans[0][0] = (eng_join_span){j->rj.build.out, j->rj.build.count};
+        nspans[0] = 1;
+    } else {
+        st = eng_join_mat_spans(mats, j->nmats, false, &spans[0], &nspans[0]);
+    }
     if (!st) st = eng_join_mat_spans(mats, j->nmats, true, &spans[1], &nspans[1]);
     free(mats);
     uint32_t stride = j->nmats ? j->mats[0].stride : 0;
     uint64_t extra = 0;
+    if (matched) nspans[1] = 0; /* a NULL key matches nothing */
     for (int k = 0; !st && k < 2; k++)
         for (unsigned s = 0; s < nspans[k]; s++)
             for (uint64_t i = 0; i < spans[k][s].count; i++)
-                extra += !eng_join_entry_at(spans[k][s].base, stride, i)->matched;
+                extra += (eng_join_entry_at(spans[k][s].base, stride, i)->matched != 0) == matched;
     /* slot of each output column in the build row, or -1 */
     int *from = calloc(p->nexprs ? p->nexprs : 1, sizeof(*from));
     if (!st && !from) st = sto_error_oom();
@@ -443,7 +496,7 @@ static sto_status append_unmatched(const eng_pipe *p, const eng_pipe *build, joi
             for (unsigned s = 0; s < nspans[k]; s++)
                 for (uint64_t i = 0; i < spans[k][s].count; i++) {
                     eng_join_entry *e = eng_join_entry_at(spans[k][s].base, stride, i);
-                    if (e->matched) continue;
+                    if ((e->matched != 0) != matched) continue;
                     const uint8_t *src = eng_join_row(e);
                     memset(row, 0, rb);
                     for (uint32_t c = 0; c < p->nexprs; c++) {
@@ -521,6 +574,10 @@ static sto_status build_table(const eng_exec_env *env, join_rt *j, eng_mem *mem)
     eng_join_build_info info = eng_join_mat_info(mats, j->nmats);
     j->rows = info.rows;
     j->null_rows = info.null_rows;
+    if (j->deferred) { /* partitioned with the probe side later */
+        free(mats);
+        return STO_OK;
+    }
     sto_status st = eng_join_ht_prepare(&j->ht, mats, j->nmats, mem);
     free(mats);
     if (st) return st;
@@ -528,10 +585,64 @@ static sto_status build_table(const eng_exec_env *env, join_rt *j, eng_mem *mem)
     return insert_entries(env, &j->ht);
 }
 
-/* Runs pipeline p over `input` (PIPE sources) into *output. */
+/* After a radix join's PARTITION pipeline: both sides partitioned, a
+ * table per partition, the probe tasks (exec_radix.h). */
+static sto_status partition_join(const eng_exec_env *env, join_rt *j, eng_pipe_stats *stats)
+{
+    double t0 = now_ms();
+    sto_status st;
+    if (j->sortmerge) {
+        j->sorted = true;
+        st = eng_exec_sm_partition(env->shared->sched, env->threads, env->mem, env->cancel, &j->sm,
+                                   j->mats, j->nmats, j->probe_mats, j->nprobe_mats, &j->sm_probe);
+        stats->join_parts = j->sm.ranges;
+        stats->join_passes = 1;
+    } else {
+        j->partitioned = true;
+        st = eng_exec_radix_partition(env->shared->sched, env->threads, env->mem, env->cancel,
+                                      &j->rj, j->mats, j->nmats, j->probe_mats, j->nprobe_mats, -1);
+        j->empty.dir = &j->empty_word;
+        j->empty.mask = 0;
+        stats->join_parts = j->rj.parts;
+        stats->join_passes = j->rj.bits2 ? 2 : 1;
+    }
+    stats->join_ms = now_ms() - t0;
+    return st;
+}
+
+/* A PARTS pipeline's morsel: probe tasks [begin, end), each the probe
+ * entries of one partition against that partition's table. */
+static int parts_morsel(void *ctx, void *state, uint64_t begin, uint64_t end)
+{
+    prun *r = ctx;
+    wstate *w = state;
+    if (r->radix_src->sortmerge) {
+        const eng_sm_join *sm = &r->radix_src->sm;
+        for (uint64_t t = begin; t < end; t++) {
+            eng_sm_cursor_for(sm, t, &w->join_cursor);
+            int rc = morsel(ctx, state, sm->tasks[t].begin, sm->tasks[t].end);
+            if (rc) return rc;
+        }
+        return 0;
+    }
+    const eng_radix_join *rj = &r->radix_src->rj;
+    for (uint64_t t = begin; t < end; t++) {
+        const eng_radix_task *task = &rj->tasks[t];
+        const eng_join_ht *ht = &rj->tables[task->part];
+        w->join_table = ht->dir ? ht : &r->radix_src->empty;
+        int rc = morsel(ctx, state, task->begin, task->end);
+        if (rc) return rc;
+    }
+    return 0;
+}
+
+/* Runs pipeline p over `input` (PIPE sources) into *output; parts_in is
+ * the radix join a PARTS source reads, parts_out the one a PARTITION sink
+ * fills. */
 static sto_status run_pipe(const eng_exec_env *env, const eng_physical *ph, const eng_pipe *p,
                            const eng_rowset *input, eng_exec_strings *strings, join_rt *join,
-                           join_rt *unmatched, eng_pipe_stats *stats, eng_rowset *output)
+                           join_rt *parts_in, join_rt *parts_out, join_rt *unmatched,
+                           eng_pipe_stats *stats, eng_rowset *output)
 {
     memset(output, 0, sizeof(*output));
     output->mem = env->mem;
@@ -546,6 +657,8 @@ static sto_status run_pipe(const eng_exec_env *env, const eng_physical *ph, cons
     uint32_t ncols = p->sink == ENG_SINK_AGG ? p->agg.nkeys + p->agg.naggs : p->nexprs;
     r.row_bytes = cg_row_bytes(ncols);
     r.join = join;
+    r.radix_src = parts_in;
+    r.radix_sink = parts_out;
     r.mark = p->sink != ENG_SINK_AGG && p->sink != ENG_SINK_JOIN && p->source == ENG_SOURCE_PIPE &&
              p->ordered;
     r.sort = (eng_sort_spec){ncols, p->nsort_keys, p->sort_keys};
@@ -578,6 +691,18 @@ static sto_status run_pipe(const eng_exec_env *env, const eng_physical *ph, cons
         }
     } else if (p->source == ENG_SOURCE_PIPE) {
         in_rows = pl.rows = input->rows;
+    } else if (p->source == ENG_SOURCE_PARTS) {
+        /* one probe task per morsel */
+        pl.morsel_rows = 1;
+        if (parts_in->sortmerge) {
+            in_rows = parts_in->sm.probe.count;
+            pl.rows = parts_in->sm.n_tasks;
+            if (parts_in->sm_probe) r.rows_base = parts_in->sm_probe + ENG_JOIN_ENTRY_HEAD;
+        } else {
+            in_rows = parts_in->rj.probe.count;
+            pl.rows = parts_in->rj.n_tasks;
+            if (parts_in->rj.probe.out) r.rows_base = parts_in->rj.probe.out + ENG_JOIN_ENTRY_HEAD;
+        }
     } else {
         in_rows = p->source_op->values.nrows;
         pl.rows = 1;
@@ -592,9 +717,20 @@ static sto_status run_pipe(const eng_exec_env *env, const eng_physical *ph, cons
         for (unsigned i = 0; !st && i < r.nparts; i++)
             eng_join_mat_init(&join->mats[i], (eng_rt_mem){env->mem, NULL, -1}, r.row_bytes);
         join->nmats = r.nparts;
+        join->deferred = p->join_algorithm == ENG_JOIN_ALGO_RADIX ||
+                         p->join_algorithm == ENG_JOIN_ALGO_SORTMERGE;
+        join->sortmerge = p->join_algorithm == ENG_JOIN_ALGO_SORTMERGE;
         p->probe->table = &join->ht;
         p->probe->build_rows = &join->rows;
         p->probe->build_null_rows = &join->null_rows;
+    }
+    if (!st && p->sink == ENG_SINK_PARTITION) {
+        parts_out->probe_mats = calloc(r.nparts ? r.nparts : 1, sizeof(*parts_out->probe_mats));
+        if (!parts_out->probe_mats) st = sto_error_oom();
+        for (unsigned i = 0; !st && i < r.nparts; i++)
+            eng_join_mat_init(&parts_out->probe_mats[i], (eng_rt_mem){env->mem, NULL, -1},
+                              r.row_bytes);
+        parts_out->nprobe_mats = r.nparts;
     }
     if (!st && p->sink == ENG_SINK_AGG) {
         r.parts = calloc(ENG_AGG_PARTS, sizeof(*r.parts));
@@ -620,7 +756,7 @@ static sto_status run_pipe(const eng_exec_env *env, const eng_physical *ph, cons
 
     if (!st) {
         pl.name = "pipeline";
-        pl.run = morsel;
+        pl.run = p->source == ENG_SOURCE_PARTS ? parts_morsel : morsel;
         pl.ctx = &r;
         pl.state_size = sizeof(wstate);
         pl.state_init = state_init;
@@ -653,7 +789,11 @@ static sto_status run_pipe(const eng_exec_env *env, const eng_physical *ph, cons
         eng_rows_sink **sinks = calloc(r.nparts ? r.nparts : 1, sizeof(*sinks));
         if (!sinks) st = sto_error_oom();
         if (!st && p->sink == ENG_SINK_JOIN) {
+            double b0 = now_ms();
             st = build_table(env, join, env->mem);
+            if (!join->deferred) stats->join_ms = now_ms() - b0;
+        } else if (!st && p->sink == ENG_SINK_PARTITION) {
+            st = partition_join(env, parts_out, stats);
         } else if (!st && p->sink == ENG_SINK_AGG) {
             for (unsigned i = 0; i < ENG_AGG_PARTS; i++)
                 sinks[i] = &r.parts[i];
@@ -674,8 +814,8 @@ static sto_status run_pipe(const eng_exec_env *env, const eng_physical *ph, cons
         }
         if (!st && p->unmatched_from) {
             output->row_bytes = r.row_bytes;
-            st =
-                append_unmatched(p, &ph->pipes[p->unmatched_from - 1], unmatched, env->mem, output);
+            st = append_unmatched(p, &ph->pipes[p->unmatched_from - 1], unmatched, p->emit_matched,
+                                  env->mem, output);
         }
         if (!st && (p->limit >= 0 || p->offset > 0)) eng_rowset_slice(output, p->offset, p->limit);
         free(sinks);
@@ -752,8 +892,12 @@ sto_status eng_exec_physical(const eng_exec_env *env, const eng_physical *ph,
         const eng_pipe *p = &ph->pipes[i];
         const eng_rowset *in = p->source == ENG_SOURCE_PIPE ? &outs[p->input] : NULL;
         join_rt *um = p->unmatched_from ? joins[p->unmatched_from - 1] : NULL;
-        st = run_pipe(env, ph, p, in, ss, joins[i], um, &stats->pipes[i], &outs[i]);
+        join_rt *pin = p->parts_from ? joins[p->parts_from - 1] : NULL;
+        join_rt *pout = p->join_from ? joins[p->join_from - 1] : NULL;
+        st = run_pipe(env, ph, p, in, ss, joins[i], pin, pout, um, &stats->pipes[i], &outs[i]);
         if (in) eng_rowset_free(&outs[p->input]); /* each output has one reader */
+        if (!st) st = eng_exec_setop_rows(p, outs, i, env->cancel);
+        if (!st && p->sink == ENG_SINK_EXCHANGE) st = eng_exchange_rows(env, ph, p, &outs[i]);
         stats->compile_ms += stats->pipes[i].compile_ms;
         stats->run_ms += stats->pipes[i].run_ms;
     }

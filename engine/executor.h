@@ -49,6 +49,9 @@ typedef struct eng_exec_env {
     eng_mem *mem;
     atomic_int *cancel;
     bool analyze; /* count rows per operator (EXPLAIN ANALYZE) */
+    /* A distributed plan's cluster (engine/exchange.h); NULL: one server,
+     * where an EXCHANGE only drops its key columns. */
+    struct eng_dist_env *dist;
 } eng_exec_env;
 
 /* Figures of one pipeline, for EXPLAIN ANALYZE and timing reports. */
@@ -62,6 +65,11 @@ typedef struct eng_pipe_stats {
     /* analyze: rows leaving step i (i < nsteps), rows into the sink at
      * [nsteps]; NULL otherwise. malloc'd. */
     uint64_t *step_rows;
+    /* JOIN sink: building the shared table; PARTITION sink: partitioning
+     * both sides and building the partitions' tables (0 parts: none) */
+    double join_ms;
+    uint64_t join_parts;
+    unsigned join_passes;
 } eng_pipe_stats;
 
 typedef struct eng_query_stats {

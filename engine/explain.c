@@ -93,6 +93,7 @@ static void put_actual(text *t, const eng_pipe_stats *s, uint32_t i)
 static void put_sink(text *t, const eng_physical *ph, const eng_pipe *p, const eng_pipe_stats *st)
 {
     const sql_plan_ctx *ctx = ph->plan->ctx;
+    char note[160];
     switch (p->sink) {
     case ENG_SINK_AGG:
         if (p->sink_op->kind == SQL_LOP_DISTINCT) {
@@ -115,6 +116,7 @@ static void put_sink(text *t, const eng_physical *ph, const eng_pipe *p, const e
                 put(t, "*");
             put(t, ")");
         }
+        if (eng_phys_setop_note(p, note, sizeof(note))) put(t, "  %s", note);
         break;
     case ENG_SINK_SORT:
         put(t, "    %s", p->limit >= 0 ? "TOP-K SORT" : "SORT");
@@ -131,22 +133,54 @@ static void put_sink(text *t, const eng_physical *ph, const eng_pipe *p, const e
         if (p->offset > 0) put(t, " OFFSET %lld", (long long)p->offset);
         break;
     case ENG_SINK_JOIN:
-        /* Every algorithm runs on the shared table today: say what ran and,
-         * when the optimizer asked for another one, what it asked for. */
-        put(t, "    HASH JOIN BUILD (shared table%s)",
-            p->sink_op->phys.algorithm == ENG_JOIN_ALGO_RADIX         ? "; radix requested"
-            : p->sink_op->phys.algorithm == ENG_JOIN_ALGO_SORTMERGE   ? "; sort-merge requested"
-            : p->sink_op->phys.algorithm == ENG_JOIN_ALGO_NESTED_LOOP ? "; nested loop"
-                                                                      : "");
+        /* Say what runs and, when the optimizer asked for an algorithm the
+         * pipelines cannot run for this join, what it asked for. */
+        if (p->join_algorithm == ENG_JOIN_ALGO_RADIX)
+            put(t, "    HASH JOIN BUILD (radix partitioned)");
+        else if (p->join_algorithm == ENG_JOIN_ALGO_SORTMERGE)
+            put(t, "    SORT-MERGE JOIN BUILD (range partitioned, sorted)");
+        else
+            put(t, "    HASH JOIN BUILD (shared table%s)",
+                p->sink_op->phys.algorithm == ENG_JOIN_ALGO_NESTED_LOOP ? "; nested loop" : "");
         for (uint32_t k = 0; k < p->join_nkeys; k++) {
             put(t, k ? ", " : " KEYS ");
             put_expr(t, ctx, p->exprs[p->nout + k]);
         }
+        if (st && p->join_algorithm == ENG_JOIN_ALGO_HASH)
+            put(t, "  (table built in %.3f ms)", st->join_ms);
         break;
+    case ENG_SINK_PARTITION: {
+        bool sm = ph->pipes[p->join_from - 1].join_algorithm == ENG_JOIN_ALGO_SORTMERGE;
+        put(t, "    %s probe side and build side of pipeline %u",
+            sm ? "SORT-MERGE JOIN RANGE PARTITION, SORT" : "RADIX JOIN PARTITION", p->join_from);
+        for (uint32_t k = 0; k < p->join_nkeys; k++) {
+            put(t, k ? ", " : " KEYS ");
+            put_expr(t, ctx, p->exprs[p->nout + k]);
+        }
+        if (st && sm)
+            put(t, "  (%llu range%s, partitioned and sorted in %.3f ms)",
+                (unsigned long long)st->join_parts, st->join_parts == 1 ? "" : "s", st->join_ms);
+        else if (st)
+            put(t, "  (%llu partition%s, %u pass%s, partitioned and built in %.3f ms)",
+                (unsigned long long)st->join_parts, st->join_parts == 1 ? "" : "s", st->join_passes,
+                st->join_passes == 1 ? "" : "es", st->join_ms);
+        break;
+    }
+    case ENG_SINK_EXCHANGE: {
+        static const char *const kinds[] = {"SHUFFLE", "BROADCAST", "GATHER"};
+        put(t, "    EXCHANGE %u %s", p->sink_op->exchange.id, kinds[p->sink_op->exchange.kind]);
+        for (uint32_t k = 0; k < p->sink_op->exchange.nkeys; k++) {
+            put(t, k ? ", " : " ON ");
+            put_expr(t, ctx, p->sink_op->exchange.keys[k]);
+        }
+        break;
+    }
     case ENG_SINK_ROWS:
-        if (p->unmatched_from) {
-            put(t, "    ROWS, THEN THE BUILD ROWS OF PIPELINE %u NO PROBE MATCHED",
-                p->unmatched_from);
+        if (eng_phys_setop_note(p, note, sizeof(note))) {
+            put(t, "    %s", note);
+        } else if (p->unmatched_from) {
+            put(t, "    ROWS, THEN THE BUILD ROWS OF PIPELINE %u %s PROBE MATCHED",
+                p->unmatched_from, p->emit_matched ? "A" : "NO");
         } else if (p->sink_op) {
             put(t, "    LIMIT");
             if (p->limit >= 0)
@@ -180,7 +214,11 @@ static void put_steps(text *t, const eng_physical *ph, const eng_pipe *p, const 
             put_expr(t, ctx, s->pred);
         } else if (s->kind == CG_STEP_PROBE) {
             const cg_probe *pr = s->probe;
-            put(t, "    HASH JOIN %s PROBE", sql_join_kind_name(p->step_ops[i]->join.kind));
+            bool merge = i == 0 && p->source == ENG_SOURCE_PARTS &&
+                         ph->pipes[p->parts_from - 1].join_algorithm == ENG_JOIN_ALGO_SORTMERGE;
+            put(t, "    %s JOIN %s PROBE%s", merge ? "MERGE" : "HASH",
+                sql_join_kind_name(p->step_ops[i]->join.kind),
+                pr->kind == CG_JOIN_FLAG ? " (build side left: flags its matches)" : "");
             for (uint32_t k = 0; k < pr->nkeys; k++) {
                 put(t, k ? ", " : " ");
                 put_expr(t, ctx, pr->keys[k]);
@@ -219,6 +257,12 @@ static void put_source(text *t, const eng_physical *ph, const eng_pipe *p, const
         break;
     case ENG_SOURCE_PIPE:
         put(t, "    READ pipeline %u%s", p->input + 1, p->ordered ? " (in order)" : "");
+        break;
+    case ENG_SOURCE_PARTS:
+        put(t, "    READ %s of pipeline %u, a probe task per morsel",
+            ph->pipes[p->parts_from - 1].join_algorithm == ENG_JOIN_ALGO_SORTMERGE ? "sorted ranges"
+                                                                                   : "partitions",
+            p->input + 1);
         break;
     }
     put_est(t, p->source_op);

@@ -42,6 +42,10 @@ struct rackdb_session {
     /* Where COPY FROM STDIN / TO STDOUT data comes from and goes to; its
      * callbacks are NULL when the application set none. */
     rackdb_copy_io copy_io;
+    /* Inside BEGIN ... COMMIT/ROLLBACK (engine/exec_stmt.c): statements that
+     * change data are refused, and ROLLBACK restores the settings of BEGIN. */
+    bool in_transaction;
+    eng_settings settings_at_begin;
 };
 
 /* True once rackdb_interrupt was called for the running statement. Long

@@ -21,10 +21,13 @@
  * hash table when the build side is at most
  * ENG_OPT_HASH_BUILD_ROWS_PER_THREAD × threads rows, radix partitioning
  * otherwise, and sort-merge when both inputs arrive sorted on the key.
- * Joins without an equality are nested loops. The build side is the
- * smaller estimated input for INNER/CROSS/LEFT/FULL/SEMI/ANTI joins and the
- * right input for MARK and SINGLE joins (their per-left-row answers need
- * the whole right side in the table).
+ * Joins without an equality are nested loops. build_left says the left
+ * input is the smaller estimated one (never for MARK and SINGLE joins:
+ * their per-left-row answers need the whole right side in the table); the
+ * physical planner builds on the left for INNER/CROSS joins and for SEMI/
+ * ANTI joins (whose probe then flags the matched left rows, emitted after
+ * it: q04 builds a quarter's orders, not 3.8M lineitems), on the right for
+ * the outer kinds.
  */
 #include <math.h>
 #include <string.h>

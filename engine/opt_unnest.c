@@ -368,7 +368,8 @@ static sql_bexpr *count_bug_case(unnester *u, sql_colid key, sql_bexpr *empty, s
  * through T. magic_push returns T' computing, for every row of D, T's rows
  * with F read from D's copy of the columns (map: outer id → D's id), T'
  * outputs D's ids besides T's. Supported operators: FILTER, PROJECT,
- * AGGREGATE, DISTINCT, SORT (dropped), inner and one-sided joins; a subtree
+ * AGGREGATE, DISTINCT, SORT (dropped), inner and one-sided joins, set
+ * operations (D pushed into both sides); a subtree
  * that does not depend on F is joined with D by a cross product. */
 typedef struct magic {
     unnester *u;
@@ -434,6 +435,67 @@ static sql_bexpr *d_equal(magic *m, sql_colid a, sql_colid b)
         eng_expr_and(ctx, eng_expr_is_null(ctx, sql_bexpr_column(ctx, a, 0), false),
                      eng_expr_is_null(ctx, sql_bexpr_column(ctx, b, 0), false));
     return sql_bexpr_op(ctx, SQL_OP_OR, sto_type_make(STO_TYPE_BOOLEAN), eq, both_null, 0);
+}
+
+/* A set operation over D: D ⋈ (A op B) = (D ⋈ A) op (D ⋈ B) when D's
+ * columns take part in the set comparison (D is distinct, so every d keeps
+ * its own set). Each side gets its own copy of D (ids stay unique) and ends
+ * in a projection that puts the copy's ids after its own columns, since
+ * set-operation inputs are positional; the SETOP then outputs the ids the
+ * layers above know. */
+static bool magic_push_setop(magic *m, sql_lop *op)
+{
+    sql_plan_ctx *ctx = m->u->ctx;
+    uint32_t n = op->nout;
+    sql_colid *saved = m->d_ids;
+    sql_lop *savedD = m->D;
+    sql_lop **sides[2] = {&op->left, &op->right};
+    bool ok = true;
+    for (int s = 0; ok && s < 2; s++) {
+        sql_colid *keep = sql_arena_alloc(ctx->arena, (n + 1) * sizeof(sql_colid));
+        sql_colid *d = NULL;
+        sql_lop *D = keep ? magic_copy_D(m, &d) : NULL;
+        if (!D) {
+            m->u->oom = m->u->oom || !keep;
+            ok = false;
+            break;
+        }
+        memcpy(keep, (*sides[s])->out, n * sizeof(sql_colid));
+        m->D = D;
+        m->d_ids = d;
+        for (uint32_t i = 0; i < m->nf; i++)
+            m->map[m->outer_ids[i]] = sql_bexpr_column(ctx, d[i], 0);
+        if (!magic_push(m, sides[s])) {
+            ok = false;
+            break;
+        }
+        sql_lop *p = sql_lop_new(ctx, SQL_LOP_PROJECT, *sides[s], NULL, 0);
+        sql_proj_item *items = sql_arena_alloc(ctx->arena, (n + m->nf) * sizeof(sql_proj_item));
+        ok = p && items;
+        for (uint32_t i = 0; ok && i < n + m->nf; i++) {
+            items[i].id = i < n ? keep[i] : d[i - n];
+            ok = (items[i].expr = sql_bexpr_column(ctx, items[i].id, 0)) != NULL;
+        }
+        if (ok) {
+            p->project.count = n + m->nf;
+            p->project.items = items;
+            ok = eng_lop_recompute_out(ctx, p);
+            *sides[s] = p;
+        }
+        if (!ok) m->u->oom = true;
+    }
+    m->D = savedD;
+    m->d_ids = saved;
+    for (uint32_t i = 0; i < m->nf; i++)
+        m->map[m->outer_ids[i]] = sql_bexpr_column(ctx, saved[i], 0);
+    if (!ok) return false;
+    sql_colid *out = sql_arena_alloc(ctx->arena, (n + m->nf) * sizeof(sql_colid));
+    if (!out) return !(m->u->oom = true);
+    memcpy(out, op->out, n * sizeof(sql_colid));
+    memcpy(out + n, saved, m->nf * sizeof(sql_colid));
+    op->out = out;
+    op->nout = n + m->nf;
+    return true;
 }
 
 static bool magic_push(magic *m, sql_lop **slot)
@@ -602,6 +664,8 @@ static bool magic_push(magic *m, sql_lop **slot)
         }
         break;
     }
+    case SQL_LOP_SETOP:
+        return magic_push_setop(m, op);
     default:
         return false;
     }
@@ -621,6 +685,8 @@ static bool magic_ok(magic *m, const sql_lop *op)
     case SQL_LOP_PROJECT:
     case SQL_LOP_AGGREGATE:
         return magic_ok(m, op->left);
+    case SQL_LOP_SETOP:
+        return magic_ok(m, op->left) && magic_ok(m, op->right);
     case SQL_LOP_JOIN:
         switch (op->join.kind) {
         case SQL_JOINK_INNER:

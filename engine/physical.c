@@ -13,14 +13,10 @@
 #include <string.h>
 
 #include "engine/optimize.h"
+#include "engine/physical_int.h"
 #include "engine/rt_hashtable.h"
 
-typedef struct builder {
-    const sql_plan *plan;
-    sql_plan_ctx *ctx;
-    eng_pipe *pipes;
-    unsigned n, cap;
-} builder;
+typedef eng_phys_builder builder; /* physical_int.h */
 
 static void *alloc(builder *b, size_t n, size_t size)
 {
@@ -241,6 +237,32 @@ static unsigned count_conjuncts(const sql_bexpr *e)
     return 1;
 }
 
+/* A radix join's probe side: pipeline *id ends in a PARTITION sink over
+ * the probe side's columns and keys; the pipeline that reads its partitions
+ * (and will get the probe step) is the new *id. */
+static sto_status open_partitioned(builder *b, unsigned bp, const sql_lop *op, const sql_lop *probe,
+                                   const join_split *js, unsigned *id)
+{
+    unsigned in = *id;
+    eng_pipe *p = &b->pipes[in];
+    p->sink = ENG_SINK_PARTITION;
+    p->sink_op = op;
+    p->nout = probe->nout;
+    p->out_ids = probe->out;
+    p->nexprs = probe->nout + js->nkeys;
+    STO_TRY(column_exprs(b, probe->out, probe->nout, js->nkeys, &p->exprs));
+    for (uint32_t k = 0; k < js->nkeys; k++)
+        p->exprs[probe->nout + k] = js->probe_keys[k];
+    p->join_nkeys = js->nkeys;
+    p->join_from = bp + 1;
+    STO_TRY(open_reader(b, in, false, id));
+    p = &b->pipes[*id];
+    p->source = ENG_SOURCE_PARTS;
+    p->parts_from = bp + 1;
+    p->est_rows = probe->est_rows > 0 ? probe->est_rows : b->pipes[in].est_rows;
+    return STO_OK;
+}
+
 /* A join: the build side's pipeline ends in a JOIN sink (and runs first);
  * the probe side's pipeline gets a probe step. */
 static sto_status open_join(builder *b, const sql_lop *op, unsigned *id)
@@ -274,10 +296,18 @@ static sto_status open_join(builder *b, const sql_lop *op, unsigned *id)
         return sto_error(STO_FEATURE_NOT_SUPPORTED, "%s joins are not executable yet",
                          sql_join_kind_name(op->join.kind));
     }
-    /* Only inner joins may build on the left: the other kinds keep or test
-     * every left row, which the probe side does. */
-    bool outer_build = op->join.kind == SQL_JOINK_RIGHT || op->join.kind == SQL_JOINK_FULL;
-    bool swap = kind == CG_JOIN_INNER && !outer_build && op->phys.build_left;
+    /* Inner joins may build on the left; so may SEMI and ANTI joins when
+     * the left input is the smaller one: then the probe only flags the
+     * build rows it matches, and the flagged (SEMI) or unflagged (ANTI)
+     * ones are the join's rows, emitted after the probe like a RIGHT
+     * join's unmatched rows. The other kinds keep or test every left row,
+     * which the probe side does. */
+    bool left_semi =
+        (op->join.kind == SQL_JOINK_SEMI || op->join.kind == SQL_JOINK_ANTI) && op->phys.build_left;
+    bool outer_build =
+        op->join.kind == SQL_JOINK_RIGHT || op->join.kind == SQL_JOINK_FULL || left_semi;
+    bool swap = (kind == CG_JOIN_INNER && !outer_build && op->phys.build_left) || left_semi;
+    if (left_semi) kind = CG_JOIN_FLAG;
     const sql_lop *probe = swap ? op->right : op->left, *build = swap ? op->left : op->right;
     unsigned nc = count_conjuncts(op->join.cond);
     join_split js = {0, alloc(b, nc, sizeof(sql_bexpr *)), alloc(b, nc, sizeof(sql_bexpr *)), NULL};
@@ -297,8 +327,12 @@ static sto_status open_join(builder *b, const sql_lop *op, unsigned *id)
     for (uint32_t k = 0; k < js.nkeys; k++)
         p->exprs[build->nout + k] = js.build_keys[k];
     p->join_nkeys = js.nkeys;
-    /* Every algorithm runs on the shared table for now (EXPLAIN says so). */
-    p->join_algorithm = ENG_JOIN_ALGO_HASH;
+    /* Radix or sort-merge when the optimizer chose it and there is a key
+     * to partition on (both partition the probe side in a pipeline of its
+     * own); everything else runs on the shared table. */
+    bool radix = js.nkeys > 0 && (op->phys.algorithm == ENG_JOIN_ALGO_RADIX ||
+                                  op->phys.algorithm == ENG_JOIN_ALGO_SORTMERGE);
+    p->join_algorithm = radix ? op->phys.algorithm : ENG_JOIN_ALGO_HASH;
     p->probe = pr;
     memset(pr, 0, sizeof(*pr));
     pr->kind = kind;
@@ -318,6 +352,7 @@ static sto_status open_join(builder *b, const sql_lop *op, unsigned *id)
     pr->flag_offset = offsetof(eng_join_entry, matched);
 
     STO_TRY(open_pipe(b, probe, id));
+    if (radix) STO_TRY(open_partitioned(b, bp, op, probe, &js, id));
     cg_step step = {CG_STEP_PROBE, NULL, 0, NULL, pr};
     STO_TRY(add_step(b, *id, op, step));
     if (!outer_build) return STO_OK;
@@ -330,6 +365,7 @@ static sto_status open_join(builder *b, const sql_lop *op, unsigned *id)
     p->nout = p->nexprs = op->nout;
     p->out_ids = op->out;
     p->unmatched_from = bp + 1;
+    p->emit_matched = left_semi && op->join.kind == SQL_JOINK_SEMI;
     STO_TRY(column_exprs(b, op->out, op->nout, 0, &p->exprs));
     return open_reader(b, in, false, id);
 }
@@ -339,9 +375,15 @@ static sto_status open_pipe(builder *b, const sql_lop *op, unsigned *id)
     switch (op->kind) {
     case SQL_LOP_GET: {
         const sto_table *t = op->get.table;
-        if (!t)
-            return sto_error(STO_FEATURE_NOT_SUPPORTED, "table \"%s\" has no data to scan",
-                             op->get.table_name);
+        if (!t) {
+            /* A server of a cluster that has no such table (sql/plan_wire.h)
+             * holds none of its rows: it scans nothing. */
+            sql_lop *none = sql_lop_new(b->ctx, SQL_LOP_VALUES, NULL, NULL, 0);
+            if (!none) return sto_error_oom();
+            none->nout = op->nout;
+            none->out = op->out;
+            return open_pipe(b, none, id);
+        }
         STO_TRY(new_pipe(b, id));
         eng_pipe *p = &b->pipes[*id];
         p->source = ENG_SOURCE_TABLE;
@@ -407,12 +449,58 @@ static sto_status open_pipe(builder *b, const sql_lop *op, unsigned *id)
     }
     case SQL_LOP_JOIN:
         return open_join(b, op, id);
+    case SQL_LOP_EXCHANGE: {
+        /* the rows below are materialized and sent; the pipeline above
+         * reads the received rows: the op's columns only */
+        unsigned in;
+        STO_TRY(open_pipe(b, op->left, &in));
+        eng_pipe *p = &b->pipes[in];
+        uint32_t nk = op->exchange.nkeys;
+        p->sink = ENG_SINK_EXCHANGE;
+        p->sink_op = op;
+        p->nout = op->nout;
+        p->out_ids = op->out;
+        p->nexprs = op->nout + nk;
+        STO_TRY(column_exprs(b, op->out, op->nout, nk, &p->exprs));
+        for (uint32_t k = 0; k < nk; k++)
+            p->exprs[op->nout + k] = op->exchange.keys[k];
+        STO_TRY(open_reader(b, in, false, id));
+        b->pipes[*id].nin = op->nout;
+        b->pipes[*id].est_rows = op->est_rows;
+        return STO_OK;
+    }
     case SQL_LOP_SETOP:
-        return sto_error(STO_FEATURE_NOT_SUPPORTED,
-                         "UNION, INTERSECT and EXCEPT are not executable yet");
+        return eng_phys_setop(b, op, id);
     default:
         return sto_error(STO_INTERNAL_ERROR, "unknown plan operator %d", (int)op->kind);
     }
+}
+
+/* physical_int.h: the steps above, for operators planned in other files. */
+void *eng_phys_alloc(builder *b, size_t n, size_t size)
+{
+    return alloc(b, n, size);
+}
+
+sto_status eng_phys_open_pipe(builder *b, const sql_lop *op, unsigned *id)
+{
+    return open_pipe(b, op, id);
+}
+
+sto_status eng_phys_open_reader(builder *b, unsigned input, unsigned *id)
+{
+    return open_reader(b, input, false, id);
+}
+
+sto_status eng_phys_close_agg(builder *b, unsigned id, const sql_lop *op)
+{
+    return close_agg(b, id, op);
+}
+
+sto_status eng_phys_column_exprs(builder *b, const sql_colid *ids, uint32_t n, uint32_t extra,
+                                 const sql_bexpr ***out)
+{
+    return column_exprs(b, ids, n, extra, out);
 }
 
 /* Subqueries left in expressions need the optimizer's unnesting. */
@@ -479,21 +567,29 @@ void eng_pipe_describe(const eng_physical *ph, const eng_pipe *p, char *buf, siz
     (void)ph;
     const char *src = p->source == ENG_SOURCE_TABLE    ? "scan "
                       : p->source == ENG_SOURCE_VALUES ? "values"
+                      : p->source == ENG_SOURCE_PARTS  ? "partitions of pipeline "
                                                        : "rows of pipeline ";
     char from[160];
     if (p->source == ENG_SOURCE_TABLE)
         snprintf(from, sizeof(from), "%s%s", src, p->source_op->get.table_name);
-    else if (p->source == ENG_SOURCE_PIPE)
+    else if (p->source == ENG_SOURCE_PIPE || p->source == ENG_SOURCE_PARTS)
         snprintf(from, sizeof(from), "%s%u", src, p->input + 1);
     else
         snprintf(from, sizeof(from), "%s", src);
+    bool setop_input = p->sink_op && p->sink_op->kind == SQL_LOP_SETOP;
     const char *to =
         p->sink == ENG_SINK_AGG
             ? (p->sink_op && p->sink_op->kind == SQL_LOP_DISTINCT ? "distinct" : "aggregate")
-        : p->sink == ENG_SINK_SORT ? (p->limit >= 0 ? "top-k sort" : "sort")
-        : p->sink == ENG_SINK_JOIN ? "join build"
-        : p->unmatched_from        ? "rows, unmatched build rows"
-        : p->sink_op               ? "limit"
-                                   : "result";
+        : p->sink == ENG_SINK_SORT      ? (p->limit >= 0 ? "top-k sort" : "sort")
+        : p->sink == ENG_SINK_JOIN      ? "join build"
+        : p->sink == ENG_SINK_PARTITION ? "join partition"
+        : p->sink == ENG_SINK_EXCHANGE
+            ? (p->sink_op->exchange.kind == SQL_EXCH_SHUFFLE     ? "shuffle"
+               : p->sink_op->exchange.kind == SQL_EXCH_BROADCAST ? "broadcast"
+                                                                 : "gather")
+        : p->unmatched_from ? "rows, unmatched build rows"
+        : setop_input       ? "set operation input"
+        : p->sink_op        ? "limit"
+                            : "result";
     snprintf(buf, size, "%s -> %s", from, to);
 }

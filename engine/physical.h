@@ -22,6 +22,17 @@
  * the build side's pipeline, listed before the probe side's) and a probe
  * step inside the probe side's pipeline; RIGHT and FULL joins also end the
  * probe pipeline, so the unmatched build rows can follow its rows.
+ *
+ * A radix-partitioned join (docs/joins.md) cuts the probe side too: its
+ * pipeline ends in a PARTITION sink that materializes the probe rows (the
+ * columns the join's parent may read, then the probe keys); the executor
+ * then partitions both sides and builds a table per partition; a PARTS
+ * pipeline reads the partitioned probe rows, one partition's task per
+ * morsel, and its first step probes that partition's table:
+ *
+ *   JOIN (radix)          pipeline 0: build side → join build
+ *     probe side          pipeline 1: probe side → partition
+ *     build side          pipeline 2: partitions of 1 → probe → ...
  */
 #ifndef RACKDB_ENGINE_PHYSICAL_H
 #define RACKDB_ENGINE_PHYSICAL_H
@@ -39,13 +50,21 @@ typedef enum eng_source_kind {
     ENG_SOURCE_TABLE,  /* scan a base table (GET) */
     ENG_SOURCE_PIPE,   /* rows made by an earlier pipeline */
     ENG_SOURCE_VALUES, /* literal rows */
+    ENG_SOURCE_PARTS,  /* a partitioned join's probe entries, partition by
+                        * partition (join_from) */
 } eng_source_kind;
 
 typedef enum eng_sink_kind {
-    ENG_SINK_ROWS, /* materialize rows (the result, LIMIT, CTAS) */
-    ENG_SINK_SORT, /* materialize, then sort (and keep the first rows) */
-    ENG_SINK_AGG,  /* hash aggregation (also DISTINCT) */
-    ENG_SINK_JOIN, /* a join's build side: materialized entries, then a table */
+    ENG_SINK_ROWS,      /* materialize rows (the result, LIMIT, CTAS) */
+    ENG_SINK_SORT,      /* materialize, then sort (and keep the first rows) */
+    ENG_SINK_AGG,       /* hash aggregation (also DISTINCT) */
+    ENG_SINK_JOIN,      /* a join's build side: materialized entries, then a table */
+    ENG_SINK_PARTITION, /* a partitioned join's probe side: materialized
+                         * entries, then both sides partitioned (join_from) */
+    /* an EXCHANGE (distributed plans): rows materialized like ROWS, then
+     * sent to other servers (engine/exchange.h); the next pipeline reads
+     * what every server sent. exprs: the nout columns, then the shuffle keys */
+    ENG_SINK_EXCHANGE,
 } eng_sink_kind;
 
 typedef struct eng_pipe {
@@ -88,6 +107,22 @@ typedef struct eng_pipe {
      * unmatched_from - 1 that no probe matched are appended, the probe
      * side's columns NULL; 0 = none. */
     unsigned unmatched_from;
+    /* with unmatched_from: a SEMI join that built on its left input (the
+     * probe flagged the matches) appends the flagged build entries instead
+     * (and an ANTI one the others, as RIGHT joins do); the probe itself
+     * yields no tuple */
+    bool emit_matched;
+    /* PARTITION sink: the join's build pipeline + 1 (0 = none); PARTS
+     * source: the same for the join whose partitions are read. */
+    unsigned join_from, parts_from;
+    /* Set operations (physical_setop.c). concat_from: the rows of pipeline
+     * concat_from - 1 come before this ROWS pipeline's own (UNION ALL of
+     * two inputs); 0 = none. count_setop: an INTERSECT or EXCEPT whose
+     * per-side row counts are this AGG pipeline's two aggregates; each group
+     * is then kept as often as the set operation says (0, 1, or for ALL
+     * the smaller count or the difference). */
+    unsigned concat_from;
+    const sql_lop *count_setop;
 } eng_pipe;
 
 typedef struct eng_physical {
@@ -100,6 +135,11 @@ typedef struct eng_physical {
 /* Cuts plan into pipelines. Everything is allocated in the plan's arena.
  * Operators the executor cannot run yet fail with 0A000. */
 sto_status eng_physical_build(const sql_plan *plan, eng_physical **out);
+
+/* For a pipeline a set operation made (physical_setop.c): EXPLAIN's text
+ * for its row sink, or the note after its aggregation saying which groups
+ * it keeps, into buf; false for other pipelines. */
+bool eng_phys_setop_note(const eng_pipe *p, char *buf, size_t size);
 
 /* A short name for a pipeline ("scan lineitem → aggregate"), into buf. */
 void eng_pipe_describe(const eng_physical *ph, const eng_pipe *p, char *buf, size_t size);

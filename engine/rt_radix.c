@@ -248,7 +248,11 @@ sto_status eng_radix_build(eng_radix_join *rj, uint64_t p)
 sto_status eng_radix_tasks(eng_radix_join *rj)
 {
     uint64_t avg = (rj->probe.count + rj->parts - 1) / rj->parts;
-    uint64_t chunk = 2 * avg > ENG_RADIX_TASK_MIN ? 2 * avg : ENG_RADIX_TASK_MIN;
+    /* at most twice the average (a hot partition is shared), a 64th of the
+     * probe side (few partitions still make work for every worker) */
+    uint64_t chunk = 2 * avg < ENG_RADIX_TASK_MAX ? 2 * avg : ENG_RADIX_TASK_MAX;
+    if (chunk > rj->probe.count / 64) chunk = rj->probe.count / 64;
+    if (chunk < ENG_RADIX_TASK_MIN) chunk = ENG_RADIX_TASK_MIN;
     uint64_t n = 0;
     for (uint64_t p = 0; p < rj->parts; p++)
         n += (rj->probe.part[p + 1] - rj->probe.part[p] + chunk - 1) / chunk;

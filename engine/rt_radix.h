@@ -31,8 +31,10 @@
  * again only after the whole pass.
  *
  * Skew: a partition's table is built once, but its probe tuples are cut
- * into tasks of at most max(2 × average, ENG_RADIX_TASK_MIN) tuples, so a
- * hot partition is probed by all workers at once against the one table.
+ * into tasks of at most max(min(2 × average, probe tuples / 64,
+ * ENG_RADIX_TASK_MAX), ENG_RADIX_TASK_MIN) tuples, so a hot partition — or
+ * the one partition of a small build side — is probed by all workers at
+ * once against the one table.
  */
 #ifndef RACKDB_ENGINE_RT_RADIX_H
 #define RACKDB_ENGINE_RT_RADIX_H
@@ -47,6 +49,7 @@
 #define ENG_RADIX_MAX_BITS   10
 #define ENG_RADIX_PART_BYTES ((uint64_t)256 << 10)
 #define ENG_RADIX_TASK_MIN   4096u
+#define ENG_RADIX_TASK_MAX   65536u
 #define ENG_RADIX_WC_BYTES   256u
 
 /* One input of the join, partitioned. */

@@ -7,6 +7,9 @@
  * comparisons without touching the row or following a string pointer. Only
  * equal prefixes fall back to the full comparison. The rows are then copied
  * once into sorted order.
+ *
+ * A top-k heap is ordered by eng_sort_compare with the worst row at index 0:
+ * a run sorted best-first and stored in reverse is already such a heap.
  */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
@@ -159,6 +162,78 @@ sto_status eng_sort_run(const eng_sort_spec *s, eng_rows_sink *run, uint64_t kee
     }
     free(refs);
     return st;
+}
+
+/* --- top-k ------------------------------------------------------------------ */
+
+/* Restores the heap of n rows after its root was replaced; tmp is room for
+ * one row outside the heap. */
+static void sift_down(const eng_sort_spec *s, uint8_t *data, uint64_t n, uint32_t rb, uint8_t *tmp)
+{
+    uint64_t i = 0;
+    memcpy(tmp, data, rb);
+    for (;;) {
+        uint64_t c = 2 * i + 1;
+        if (c >= n) break;
+        if (c + 1 < n && eng_sort_compare(s, data + (c + 1) * rb, data + c * rb) > 0) c++;
+        if (eng_sort_compare(s, data + c * rb, tmp) <= 0) break;
+        memcpy(data + i * rb, data + c * rb, rb);
+        i = c;
+    }
+    memcpy(data + i * rb, tmp, rb);
+}
+
+/* The first time the sink is full: sorts its rows and keeps the best k,
+ * worst first (a heap), in a buffer of k + 1 rows, which is full again after
+ * every append from then on. */
+static sto_status topk_build(eng_topk *t, eng_rows_sink *run)
+{
+    uint64_t n = run->rows, k = t->k;
+    uint32_t rb = run->row_bytes;
+    sort_ref *refs = malloc((n ? n : 1) * sizeof(*refs));
+    if (!refs) return sto_error_oom();
+    for (uint64_t i = 0; i < n; i++) {
+        refs[i].row = run->data + i * rb;
+        refs[i].prefix = t->spec->nkeys ? key_prefix(t->spec, refs[i].row) : 0;
+    }
+    qsort_r(refs, n, sizeof(*refs), cmp_refs, (void *)t->spec);
+    uint64_t keep = k < n ? k : n;
+    uint8_t *data = NULL;
+    eng_rt_mem m = {run->mem.mem, NULL, -1};
+    sto_status st = eng_rt_alloc(&m, (k + 1) * rb, (void **)&data);
+    if (!st) {
+        for (uint64_t i = 0; i < keep; i++)
+            memcpy(data + i * rb, refs[keep - 1 - i].row, rb);
+        eng_rt_free(&m, run->data, run->cap * rb);
+        run->data = data;
+        run->rows = keep;
+        run->cap = k + 1;
+        t->heap = true;
+    }
+    free(refs);
+    return st;
+}
+
+static sto_status topk_compact(void *arg, eng_rows_sink *run)
+{
+    eng_topk *t = arg;
+    if (!t->heap) return topk_build(t, run);
+    /* rows == k + 1: rows [0, k) are the heap, row k the newest. */
+    uint32_t rb = run->row_bytes;
+    uint8_t *cand = run->data + t->k * rb;
+    run->rows = t->k;
+    if (t->k == 0 || eng_sort_compare(t->spec, cand, run->data) >= 0) return STO_OK;
+    memcpy(run->data, cand, rb);
+    sift_down(t->spec, run->data, t->k, rb, cand); /* slot k is free again */
+    return STO_OK;
+}
+
+void eng_topk_attach(eng_topk *t, const eng_sort_spec *spec, uint64_t k, eng_rows_sink *s)
+{
+    *t = (eng_topk){spec, k, false};
+    s->compact = topk_compact;
+    s->compact_arg = t;
+    s->compact_min = k + 1;
 }
 
 sto_status eng_sort_merge(const eng_sort_spec *s, eng_rows_sink *const *runs, unsigned n,

@@ -6,11 +6,17 @@
  * codegen/pipeline.h. Finalize sorts each worker's rows on its own (in
  * parallel, one worker's run per finalize partition), keeping only the first
  * `keep` rows of each run when a LIMIT follows (top-k: no row beyond the
- * k-th of its run can be among the first k overall). With a LIMIT the same
- * cut is also made while the run fills, whenever its buffer is full (the
- * row sink's compact hook), so a top-k holds O(k) rows per worker. The runs
- * are then merged into one ordered rowset, stopping after the rows the
- * LIMIT keeps.
+ * k-th of its run can be among the first k overall). The runs are then
+ * merged into one ordered rowset, stopping after the rows the LIMIT keeps.
+ *
+ * Top-k (ORDER BY ... LIMIT k, k = offset + limit): each worker keeps its k
+ * best rows as a binary heap with the worst of them at the root, so a row
+ * costs one comparison with the root when it does not qualify and
+ * O(log k) when it does, and a worker holds k + 1 rows whatever its input.
+ * The heap lives in the worker's row sink (eng_topk is its compact hook):
+ * generated code appends each row into slot k, and the next append (or
+ * finalize, which sorts the run) decides whether it replaces the root.
+ * Until the sink first fills, rows are simply appended.
  *
  * Order: keys compare as ORDER BY says (cg_compare_vals' rules: NULLs
  * first or last as asked, DESC reverses non-NULL values, strings by bytes,
@@ -42,6 +48,16 @@ int eng_sort_compare(const eng_sort_spec *s, const uint8_t *a, const uint8_t *b)
 
 /* Sorts run's rows and keeps the first `keep` of them. */
 sto_status eng_sort_run(const eng_sort_spec *s, eng_rows_sink *run, uint64_t keep);
+
+/* One worker's top-k state (see above); lives as long as its sink. */
+typedef struct eng_topk {
+    const eng_sort_spec *spec;
+    uint64_t k;
+    bool heap; /* rows [0, k) of the sink are a heap, slot k the newest row */
+} eng_topk;
+
+/* Makes sink s keep only the best k rows of what is appended to it. */
+void eng_topk_attach(eng_topk *t, const eng_sort_spec *spec, uint64_t k, eng_rows_sink *s);
 
 /* Merges sorted runs into out (rows [0, limit) of the merged order; limit
  * UINT64_MAX = all) and frees the runs' buffers. */

@@ -294,7 +294,8 @@ sto_status eng_sm_sort_range(eng_sm_join *sm, eng_sm_side *side, uint64_t r)
 sto_status eng_sm_tasks(eng_sm_join *sm)
 {
     uint64_t avg = (sm->probe.count + sm->ranges - 1) / sm->ranges;
-    uint64_t chunk = 2 * avg > TASK_MIN ? 2 * avg : TASK_MIN;
+    uint64_t chunk = 2 * avg < sm->probe.count / 64 ? 2 * avg : sm->probe.count / 64;
+    if (chunk < TASK_MIN) chunk = TASK_MIN;
     uint64_t n = 0;
     const uint64_t *pr = sm->probe.range;
     for (uint64_t r = 0; r < sm->ranges; r++)
@@ -373,4 +374,55 @@ void eng_sm_free(eng_sm_join *sm)
     side_free(sm, &sm->build);
     side_free(sm, &sm->probe);
     memset(sm, 0, sizeof(*sm));
+}
+
+/* --- in compiled pipelines ---------------------------------------------------- */
+
+void eng_sm_link_range(eng_sm_join *sm, uint64_t r)
+{
+    const eng_sm_pair *a = sm->build.sorted;
+    uint64_t begin = sm->build.range[r], end = sm->build.range[r + 1];
+    for (uint64_t i = begin; i < end; i++)
+        a[i].e->next = i + 1 < end && a[i + 1].key == a[i].key ? a[i + 1].e : NULL;
+}
+
+void eng_sm_gather_range(eng_sm_join *sm, uint64_t r, uint8_t *dst)
+{
+    const eng_sm_pair *a = sm->probe.sorted;
+    uint32_t stride = sm->probe.stride;
+    for (uint64_t i = sm->probe.range[r]; i < sm->probe.range[r + 1]; i++)
+        memcpy(dst + i * stride, a[i].e, stride);
+}
+
+void eng_sm_cursor_for(const eng_sm_join *sm, uint64_t t, eng_sm_cursor *c)
+{
+    const eng_sm_task *task = &sm->tasks[t];
+    const eng_sm_pair *b = sm->build.sorted;
+    if (!b) {
+        c->begin = c->at = c->end = NULL;
+        return;
+    }
+    c->begin = c->at = b + sm->build.range[task->range];
+    c->end = b + sm->build.range[task->range + 1];
+}
+
+void *eng_rt_sm_lookup(void *cursor, uint64_t key)
+{
+    eng_sm_cursor *c = cursor;
+    if (c->begin == c->end) return NULL;
+    const eng_sm_pair *lo = c->at, *hi = c->end;
+    if (lo > c->begin && lo[-1].key >= key) {
+        lo = c->begin; /* behind the cursor: search the whole range */
+    } else {
+        /* gallop: the next keys are usually close */
+        uint64_t step = 1;
+        while (lo + step < hi && lo[step].key < key) {
+            lo += step;
+            step *= 2;
+        }
+        if (lo + step < hi) hi = lo + step + 1;
+    }
+    uint64_t at = lower_bound(c->begin, (uint64_t)(lo - c->begin), (uint64_t)(hi - c->begin), key);
+    c->at = c->begin + at;
+    return c->at < c->end && c->at->key == key ? c->at->e : NULL;
 }

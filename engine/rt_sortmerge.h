@@ -100,4 +100,32 @@ int32_t eng_sm_unmatched(cg_error *err, const eng_sm_join *sm, uint64_t r,
 
 void eng_sm_free(eng_sm_join *sm);
 
+/* --- in compiled pipelines ---------------------------------------------------
+ * A query runs the merge join inside a pipeline: the probe side's entries
+ * are gathered in sorted order (eng_sm_gather_range), so a pipeline reads
+ * them as rows, task by task; each run of equal sort keys of the build side
+ * is linked through the entries' next pointers (eng_sm_link_range), so the
+ * generated probe walks a run as it walks a hash chain; and a per-worker
+ * cursor over the task's build range (eng_rt_sm_lookup) turns the probe
+ * row's sort key — its hash — into the head of its run, moving forward as
+ * the sorted probe rows do. */
+
+typedef struct eng_sm_cursor {
+    const eng_sm_pair *begin, *at, *end;
+} eng_sm_cursor;
+
+/* Links the entries of each run of equal keys in build range r. */
+void eng_sm_link_range(eng_sm_join *sm, uint64_t r);
+
+/* Copies the probe entries of range r, in sorted order, to dst (probe.count
+ * entries of probe.stride bytes; index i holds probe.sorted[i]'s entry). */
+void eng_sm_gather_range(eng_sm_join *sm, uint64_t r, uint8_t *dst);
+
+/* The cursor for task t: the build range of its probe pairs. */
+void eng_sm_cursor_for(const eng_sm_join *sm, uint64_t t, eng_sm_cursor *c);
+
+/* The first build entry of the run whose key is `key`, or NULL; keys asked
+ * in ascending order cost amortized O(1), others a binary search. */
+void *eng_rt_sm_lookup(void *cursor, uint64_t key);
+
 #endif

@@ -16,6 +16,23 @@
 
 #define MAX_VIEW_DEPTH 32
 
+/* Every reference to a CTE or view binds its body again (fresh column ids,
+ * its own plan), so a CTE that names the previous one four times, ten levels
+ * deep, would bind 4^10 bodies: a few hundred bytes of SQL that never finish
+ * binding (found running tests/sql/fuzz_bind.c on crafted input). Real
+ * queries stay far below this cap; past it the statement fails with 54001. */
+#define MAX_EXPANSIONS 4096
+
+/* Counts one more CTE or view body to bind; 54001 past the cap. */
+static sto_status count_expansion(binder *b, const sql_table_ref *ref)
+{
+    if (++b->expansions <= MAX_EXPANSIONS) return STO_OK;
+    return sto_error_at(STO_STATEMENT_TOO_COMPLEX, ref->pos,
+                        "statement too complex: its CTE and view references expand to more than "
+                        "%d copies",
+                        MAX_EXPANSIONS);
+}
+
 /* A relation for a FROM item whose columns are ids (names from the ids'
  * debug names unless aliased). */
 sto_status sql_bind_make_rel(binder *b, const char *name, uint32_t ncols, const sql_colid *ids,
@@ -105,6 +122,7 @@ static sto_status bind_view(binder *b, bind_scope *s, const sql_table_ref *ref,
     if (b->view_depth >= MAX_VIEW_DEPTH)
         return sto_error_at(STO_INVALID_PARAMETER_VALUE, ref->pos,
                             "infinite recursion detected in rules for relation \"%s\"", ref->name);
+    STO_TRY(count_expansion(b, ref));
     sql_stmt_list *stmts;
     sto_status st = sql_parse(b->arena, vi->sql, &stmts);
     if (!st && (stmts->count != 1 || stmts->items[0]->kind != SQL_STMT_SELECT))
@@ -143,6 +161,7 @@ static sto_status bind_named(binder *b, bind_scope *s, const sql_table_ref *ref,
     const bind_cte *cte = find_cte(s->ctes, ref->name);
     if (cte) {
         /* Every reference binds the CTE afresh: its own ids, its own plan. */
+        STO_TRY(count_expansion(b, ref));
         bound_query bq;
         STO_TRY(sql_bind_level(b, s, true, cte->env, cte->def->query, &bq, NULL));
         STO_TRY(add_query_rel(b, s, ref->alias ? ref->alias : ref->name, &bq, &cte->def->columns,

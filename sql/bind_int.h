@@ -91,6 +91,9 @@ typedef struct binder {
     sql_plan_ctx *ctx;
     const sql_catalog *catalog;
     int view_depth;
+    /* CTE and view references bound so far: each binds its body afresh, so
+     * nested references multiply (bind_from.c caps the total). */
+    int expansions;
 } binder;
 
 /* A bound query: its operator tree and the columns it exposes. */

@@ -89,14 +89,28 @@ static const char *setop_name(sql_setop op)
     return op == SQL_SETOP_UNION ? "UNION" : op == SQL_SETOP_INTERSECT ? "INTERSECT" : "EXCEPT";
 }
 
+/* Whether column i of a set operation's side q is a bare NULL written in
+ * its select list. PostgreSQL gives such a NULL the other side's type
+ * (`SELECT NULL UNION SELECT 1` is an integer column), where a NULL
+ * anywhere else would be text. */
+static bool untyped_null(const sql_query *q, uint32_t i)
+{
+    if (q->kind != SQL_QUERY_SELECT || (int)i >= q->select.count) return false;
+    for (int k = 0; k < q->select.count; k++)
+        if (q->select.items[k]->expr->kind == SQL_EXPR_STAR) return false;
+    const sql_expr *e = q->select.items[i]->expr;
+    return e->kind == SQL_EXPR_LITERAL && e->lit.kind == SQL_LIT_NULL;
+}
+
 /* Casts the columns of side whose type differs from types[] under a new
- * PROJECT (one fresh id per column, so positions map one to one). */
-static sto_status cast_side(binder *b, bound_query *side, const sto_type *types)
+ * PROJECT (one fresh id per column, so positions map one to one); the bare
+ * NULLs of q become NULLs of the column's type. */
+static sto_status cast_side(binder *b, bound_query *side, const sql_query *q, const sto_type *types)
 {
     bool need = false;
     for (uint32_t i = 0; i < side->ncols && !need; i++) {
         sto_type t = sql_plan_col(b->ctx, side->cols[i])->type;
-        need = t.id != types[i].id || t.scale != types[i].scale;
+        need = t.id != types[i].id || t.scale != types[i].scale || untyped_null(q, i);
     }
     if (!need && side->root->nout == side->ncols) return STO_OK;
     sql_lop *p = sql_lop_new(b->ctx, SQL_LOP_PROJECT, side->root, NULL, side->ncols);
@@ -105,9 +119,10 @@ static sto_status cast_side(binder *b, bound_query *side, const sto_type *types)
     p->project.items = sql_arena_alloc(b->arena, side->ncols * sizeof(sql_proj_item));
     if (!p->project.items) return sto_error_oom();
     for (uint32_t i = 0; i < side->ncols; i++) {
-        sql_bexpr *x = sql_bexpr_column(b->ctx, side->cols[i], 0);
+        sql_bexpr *x = untyped_null(q, i) ? sql_bexpr_null(b->ctx, types[i], 0)
+                                          : sql_bexpr_column(b->ctx, side->cols[i], 0);
         if (!x) return sto_error_oom();
-        STO_TRY(sql_types_coerce(b, &x, types[i]));
+        if (x->kind == SQL_BEXPR_COLUMN) STO_TRY(sql_types_coerce(b, &x, types[i]));
         sql_colid id = x->kind == SQL_BEXPR_COLUMN
                            ? x->column
                            : sql_plan_new_col(b->ctx, x->type, x->nullable, side->names[i]);
@@ -136,13 +151,16 @@ static sto_status bind_setop(binder *b, bind_scope *s, bind_cte *env, const sql_
     for (uint32_t i = 0; i < n; i++) {
         sto_type lt = sql_plan_col(b->ctx, l.cols[i])->type;
         sto_type rt = sql_plan_col(b->ctx, r.cols[i])->type;
+        bool lnull = untyped_null(q->left, i), rnull = untyped_null(q->right, i);
+        if (lnull && !rnull) lt = rt;
+        if (rnull && !lnull) rt = lt;
         if (!sql_types_common(lt, rt, &types[i]))
             return sto_error_at(STO_DATATYPE_MISMATCH, q->right->pos,
                                 "%s types %s and %s cannot be matched", setop_name(q->setop),
                                 sql_type_pg_name(lt), sql_type_pg_name(rt));
     }
-    STO_TRY(cast_side(b, &l, types));
-    STO_TRY(cast_side(b, &r, types));
+    STO_TRY(cast_side(b, &l, q->left, types));
+    STO_TRY(cast_side(b, &r, q->right, types));
     sql_lop *op = sql_lop_new(b->ctx, SQL_LOP_SETOP, l.root, r.root, n);
     if (!op) return sto_error_oom();
     op->setop.op = q->setop;

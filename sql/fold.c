@@ -11,6 +11,7 @@
  */
 #include <math.h>
 #include <stdio.h>
+#include <string.h>
 
 #include "sql/bind_int.h"
 
@@ -86,6 +87,65 @@ static void become_const(sql_bexpr *e, sto_value v)
     e->nullable = v.is_null;
 }
 
+/* Text as a value's input function sees it: PostgreSQL's int4in, numeric_in,
+ * float8in and date_in skip blanks around the value (so does the run-time
+ * cast, codegen/rt_cast.c). */
+static const char *trim_blanks(const char *s, size_t *len)
+{
+    size_t n = *len;
+    while (n > 0 && (*s == ' ' || *s == '\t' || *s == '\n' || *s == '\r')) {
+        s++;
+        n--;
+    }
+    while (n > 0 && (s[n - 1] == ' ' || s[n - 1] == '\t' || s[n - 1] == '\n' || s[n - 1] == '\r'))
+        n--;
+    *len = n;
+    return s;
+}
+
+/* An explicit cast to CHAR(n)/VARCHAR(n) cuts the text to n characters
+ * (PostgreSQL truncates on explicit casts and only errs on assignment), and
+ * CHAR drops trailing blanks, as stored CHAR values do; the same rules as
+ * codegen's cg_rt_str_truncate. */
+static sto_status fit_string(binder *b, sto_type from, sto_type to, sto_value *v)
+{
+    const char *p = sto_str_data(&v->v.str);
+    uint32_t len = v->v.str.len, chars = 0, i = 0;
+    if (to.length) {
+        for (; i < len; i++) {
+            if (((uint8_t)p[i] & 0xC0) == 0x80) continue; /* UTF-8 continuation byte */
+            if (chars == to.length) break;
+            chars++;
+        }
+        len = i;
+    }
+    if (to.id == STO_TYPE_CHAR && from.id != STO_TYPE_CHAR)
+        while (len > 0 && p[len - 1] == ' ')
+            len--;
+    if (len == v->v.str.len) return STO_OK;
+    char *copy = sql_arena_strndup(b->arena, p, len);
+    if (!copy) return sto_error_oom();
+    v->v.str = sto_str_make(copy, len);
+    return STO_OK;
+}
+
+/* Date text that sto_date_parse refused: the SQLSTATE from the trimmed text's
+ * shape (sql_date_error), the message quoting the text as written, as
+ * PostgreSQL's date_in does. */
+static sto_status date_error(const char *text, size_t len, const char *trimmed, size_t tlen,
+                             int pos)
+{
+    sto_status st = sql_date_error(trimmed, tlen, pos);
+    if (st == sto_error_oom()) return st;
+    bool range = strcmp(st->sqlstate, STO_DATETIME_FIELD_OVERFLOW) == 0;
+    sto_status_free(st);
+    if (range)
+        return sto_error_at(STO_DATETIME_FIELD_OVERFLOW, pos,
+                            "date/time field value out of range: \"%.*s\"", (int)len, text);
+    return sto_error_at(STO_INVALID_DATETIME_FORMAT, pos,
+                        "invalid input syntax for type date: \"%.*s\"", (int)len, text);
+}
+
 static sto_status fold_cast(binder *b, sql_bexpr *e)
 {
     const sql_bexpr *a = e->cast.arg;
@@ -98,17 +158,20 @@ static sto_status fold_cast(binder *b, sql_bexpr *e)
     }
     int pos = e->pos;
     if (type_is_string(from.id)) {
-        const char *s = sto_str_data(&a->value.v.str);
+        const char *text = sto_str_data(&a->value.v.str);
         size_t len = a->value.v.str.len;
+        const char *s = trim_blanks(text, &len);
         sto_parse_result r = STO_PARSE_OK;
         switch (to.id) {
         case STO_TYPE_CHAR:
         case STO_TYPE_VARCHAR:
             v = a->value;
+            STO_TRY(fit_string(b, from, to, &v));
             break;
         case STO_TYPE_DATE: {
             int32_t d;
-            if (!sto_date_parse(s, len, &d)) return sql_date_error(s, len, a->pos);
+            if (!sto_date_parse(s, len, &d))
+                return date_error(text, a->value.v.str.len, s, len, a->pos);
             v.v.i64 = d;
             break;
         }
@@ -130,7 +193,12 @@ static sto_status fold_cast(binder *b, sql_bexpr *e)
         if (r == STO_PARSE_INVALID)
             return sto_error_at(STO_INVALID_TEXT_REPRESENTATION, a->pos,
                                 "invalid input syntax for type %s: \"%.*s\"", sql_type_pg_name(to),
-                                (int)len, s);
+                                (int)a->value.v.str.len, text);
+        if (r == STO_PARSE_OUT_OF_RANGE && to.id != STO_TYPE_DECIMAL)
+            return sto_error_at(STO_NUMERIC_VALUE_OUT_OF_RANGE, a->pos,
+                                "%s\"%.*s\" is out of range for type %s",
+                                to.id == STO_TYPE_DOUBLE ? "" : "value ", (int)a->value.v.str.len,
+                                text, sql_type_pg_name(to));
         if (r == STO_PARSE_OUT_OF_RANGE) return out_of_range(to.id, pos);
         become_const(e, v);
         return STO_OK;
@@ -139,8 +207,10 @@ static sto_status fold_cast(binder *b, sql_bexpr *e)
     if (to.id == STO_TYPE_DOUBLE) {
         v.v.f64 = as_double(from, &a->value);
     } else if (from.id == STO_TYPE_DOUBLE) {
+        /* To an integer PostgreSQL rounds half to even (rint); to a DECIMAL
+         * half away from zero. */
         double d = a->value.v.f64 * (double)pow10_table[scale_of(to)];
-        d = round(d);
+        d = to.id == STO_TYPE_DECIMAL ? round(d) : rint(d);
         if (!(d > -9.2e18 && d < 9.2e18)) return out_of_range(to.id, pos);
         v.v.i64 = (int64_t)d;
     } else {

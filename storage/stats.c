@@ -18,17 +18,6 @@ void sto_stats_init(sto_column_stats *s)
     memset(s, 0, sizeof(*s));
 }
 
-uint64_t sto_hash_u64(uint64_t x)
-{
-    /* A multiply-xorshift finalizer: every input bit reaches every output bit. */
-    x ^= x >> 32;
-    x *= 0xd6e8feb86659fd93ULL;
-    x ^= x >> 32;
-    x *= 0xd6e8feb86659fd93ULL;
-    x ^= x >> 32;
-    return x;
-}
-
 uint64_t sto_hash_bytes(const void *p, size_t n)
 {
     /* One multiply per 8-byte word; the finalizer spreads the result. */
@@ -48,15 +37,6 @@ uint64_t sto_hash_bytes(const void *p, size_t n)
         h = (h ^ w) * 0xc4ceb9fe1a85ec53ULL;
     }
     return sto_hash_u64(h);
-}
-
-void sto_hll_add(sto_hll *h, uint64_t hash)
-{
-    uint32_t idx = (uint32_t)(hash >> (64 - STO_HLL_BITS));
-    uint64_t rest = hash << STO_HLL_BITS;
-    /* rest has 64 - BITS meaningful bits; an all-zero rest ranks maximal. */
-    uint8_t rank = rest ? (uint8_t)(__builtin_clzll(rest) + 1) : (uint8_t)(64 - STO_HLL_BITS + 1);
-    if (rank > h->reg[idx]) h->reg[idx] = rank;
 }
 
 uint64_t sto_hll_estimate(const sto_hll *h)
@@ -101,7 +81,7 @@ static inline uint64_t byte_mask(uint32_t k)
     return k >= 8 ? ~(uint64_t)0 : (((uint64_t)1 << (8 * k)) - 1);
 }
 
-static uint64_t sketch_hash_str(const sto_str *v)
+uint64_t sto_hash_str_sketch(const sto_str *v)
 {
     uint64_t w0, w1, w2;
     if (v->len <= STO_STR_INLINE_MAX) {
@@ -184,7 +164,7 @@ void sto_stats_compute(sto_column_stats *s, sto_type t, const void *values,
     case STO_TYPE_VARCHAR:
         FOR_EACH_VALID(sto_str, values, validity, rows, {
             valid++;
-            sto_hll_add(&s->hll, sketch_hash_str(&v));
+            sto_hll_add(&s->hll, sto_hash_str_sketch(&v));
         });
         break;
     default:

@@ -54,12 +54,34 @@ void sto_stats_compute(sto_column_stats *s, sto_type t, const void *values,
 /* Folds `src` into `dst` (same column type). */
 void sto_stats_merge(sto_column_stats *dst, const sto_column_stats *src, sto_type t);
 
-/* 64-bit hashes the sketches use; exported so the engine can share them. */
-uint64_t sto_hash_u64(uint64_t x);
+/* 64-bit hashes the sketches use; exported so the engine can share them.
+ * The integer hash and sto_hll_add are inline: writers that gather
+ * statistics while they fill a chunk (tpch/gen_table.c) call them per value. */
+static inline uint64_t sto_hash_u64(uint64_t x)
+{
+    /* A multiply-xorshift finalizer: every input bit reaches every output bit. */
+    x ^= x >> 32;
+    x *= 0xd6e8feb86659fd93ULL;
+    x ^= x >> 32;
+    x *= 0xd6e8feb86659fd93ULL;
+    x ^= x >> 32;
+    return x;
+}
 uint64_t sto_hash_bytes(const void *p, size_t n);
 
+/* The hash sto_stats_compute gives a CHAR/VARCHAR value (fixed-size loads
+ * only; long strings are hashed from their length and three 8-byte words). */
+uint64_t sto_hash_str_sketch(const sto_str *v);
+
 /* Adds a hash to a sketch; estimates its distinct count. */
-void sto_hll_add(sto_hll *h, uint64_t hash);
+static inline void sto_hll_add(sto_hll *h, uint64_t hash)
+{
+    uint32_t idx = (uint32_t)(hash >> (64 - STO_HLL_BITS));
+    uint64_t rest = hash << STO_HLL_BITS;
+    /* rest has 64 - BITS meaningful bits; an all-zero rest ranks maximal. */
+    uint8_t rank = rest ? (uint8_t)(__builtin_clzll(rest) + 1) : (uint8_t)(64 - STO_HLL_BITS + 1);
+    if (rank > h->reg[idx]) h->reg[idx] = rank;
+}
 uint64_t sto_hll_estimate(const sto_hll *h);
 
 #endif

@@ -22,7 +22,6 @@
 #include "tpch/gen.h"
 
 #include <math.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
@@ -75,12 +74,48 @@ bool tpch_table_by_name(const char *name, tpch_table_id *out)
     return false;
 }
 
-/* --- the generator ------------------------------------------------------- */
-
 /* dbgen's date range: 1992-01-01 plus 0..2556 days; 1995-06-17 is "today". */
 #define START_DAYS      8035              /* 1992-01-01 */
 #define CURRENT_DAYS    9298              /* 1995-06-17 */
 #define ORDER_DATE_SPAN (2557 - 121 - 30) /* order dates leave room to ship and return */
+
+/* Columns with small fixed ranges (tpch_column_range), by name. */
+static const struct {
+    tpch_table_id table;
+    const char *column;
+    int64_t lo, hi;
+} column_ranges[] = {
+    {TPCH_PART, "p_size", 1, 50},
+    {TPCH_PARTSUPP, "ps_availqty", 1, 9999},
+    {TPCH_SUPPLIER, "s_nationkey", 0, 24},
+    {TPCH_CUSTOMER, "c_nationkey", 0, 24},
+    {TPCH_ORDERS, "o_orderdate", START_DAYS, START_DAYS + ORDER_DATE_SPAN - 1},
+    {TPCH_ORDERS, "o_shippriority", 0, 0},
+    {TPCH_LINEITEM, "l_linenumber", 1, 7},
+    {TPCH_LINEITEM, "l_quantity", 100, 5000},
+    {TPCH_LINEITEM, "l_discount", 0, 10},
+    {TPCH_LINEITEM, "l_tax", 0, 8},
+    {TPCH_LINEITEM, "l_shipdate", START_DAYS, START_DAYS + 2556},
+    {TPCH_LINEITEM, "l_commitdate", START_DAYS, START_DAYS + 2556},
+    {TPCH_LINEITEM, "l_receiptdate", START_DAYS, START_DAYS + 2556},
+    {TPCH_NATION, "n_regionkey", 0, 4},
+};
+
+bool tpch_column_range(tpch_table_id t, int column, int64_t *lo, int64_t *hi)
+{
+    if (column < 0 || column >= table_infos[t].column_count) return false;
+    const char *name = table_infos[t].columns[column].name;
+    for (size_t i = 0; i < sizeof(column_ranges) / sizeof(column_ranges[0]); i++) {
+        if (column_ranges[i].table == t && strcmp(column_ranges[i].column, name) == 0) {
+            *lo = column_ranges[i].lo;
+            *hi = column_ranges[i].hi;
+            return true;
+        }
+    }
+    return false;
+}
+
+/* --- the generator ------------------------------------------------------- */
 
 #define SUPP_PER_PART 4
 #define MAX_LINES     7
@@ -210,25 +245,47 @@ static void streams_next_unit(streams *st)
 
 static inline tpch_value int_value(int64_t i)
 {
-    tpch_value v = {i, NULL, 0};
+    tpch_value v = {i, NULL, 0, 0};
     return v;
 }
 
 static inline tpch_value str_value(const char *s, uint32_t len)
 {
-    tpch_value v = {0, s, len};
+    tpch_value v = {0, s, len, 0};
+    return v;
+}
+
+/* An entry of a fixed list (see tpch_value.listed). */
+static inline tpch_value list_value(const char *s, uint32_t len)
+{
+    tpch_value v = {0, s, len, 1};
     return v;
 }
 
 static inline tpch_value pick_value(const tpch_picker *p, tpch_stream *s)
 {
     int i = p->entry[tpch_draw(s, 1, p->total)];
-    return str_value(p->pad[i], p->len[i]);
+    return list_value(p->pad[i], p->len[i]);
 }
 
 /* One-letter flags, padded so sinks may copy TPCH_STR_SLACK bytes. */
 static const char letters[][TPCH_STR_SLACK] = {"N", "F", "O", "P"};
 enum { LETTER_N, LETTER_F, LETTER_O, LETTER_P };
+
+/* p_mfgr is "Manufacturer#m" and p_brand "Brand#mb" for m, b in 1..5:
+ * few enough to spell out once (indexed by m and by 10 m + b). */
+#define MFGR_LEN  14
+#define BRAND_LEN 8
+static const char mfgr_text[6][TPCH_STR_SLACK] = {
+    "", "Manufacturer#1", "Manufacturer#2", "Manufacturer#3", "Manufacturer#4", "Manufacturer#5",
+};
+#define BRAND_ROW(m)                                                                               \
+    "Brand#" #m "0", "Brand#" #m "1", "Brand#" #m "2", "Brand#" #m "3", "Brand#" #m "4",           \
+        "Brand#" #m "5", "Brand#" #m "6", "Brand#" #m "7", "Brand#" #m "8", "Brand#" #m "9"
+static const char brand_text[60][TPCH_STR_SLACK] = {
+    BRAND_ROW(0), BRAND_ROW(1), BRAND_ROW(2), BRAND_ROW(3), BRAND_ROW(4), BRAND_ROW(5),
+};
+#undef BRAND_ROW
 
 /* Comment bounds: dbgen draws lengths in [0.4 avg, 1.6 avg]. */
 static inline tpch_value text_value(const tpch_gen *g, tpch_stream *s, int avg)
@@ -322,7 +379,7 @@ static sto_status gen_parts(const tpch_gen *g, unsigned tables, int64_t first, i
     streams_init(&st, ids, (int)(sizeof(ids) / sizeof(ids[0])), first);
     tpch_stream *s = st.s;
     const tpch_dist *colors = &tpch_dists[TPCH_DIST_COLORS];
-    char name[64 + TPCH_STR_SLACK], mfgr[16 + TPCH_STR_SLACK], brand[16 + TPCH_STR_SLACK];
+    char name[64 + TPCH_STR_SLACK];
     tpch_value v[9];
     for (int64_t unit = first; unit < last; unit++) {
         int64_t key = unit + 1;
@@ -348,10 +405,8 @@ static sto_status gen_parts(const tpch_gen *g, unsigned tables, int64_t first, i
             int64_t b = tpch_draw(&s[TPCH_STREAM_P_BRND], 1, 5);
             v[0] = int_value(key);
             v[1] = str_value(name, n);
-            v[2] =
-                str_value(mfgr, (uint32_t)snprintf(mfgr, sizeof(mfgr), "Manufacturer#%d", (int)m));
-            v[3] = str_value(
-                brand, (uint32_t)snprintf(brand, sizeof(brand), "Brand#%02d", (int)(m * 10 + b)));
+            v[2] = list_value(mfgr_text[m], MFGR_LEN);
+            v[3] = list_value(brand_text[m * 10 + b], BRAND_LEN);
             v[4] = pick_value(&g->types, &s[TPCH_STREAM_P_TYPE]);
             v[5] = int_value(tpch_draw(&s[TPCH_STREAM_P_SIZE], 1, 50));
             v[6] = pick_value(&g->containers, &s[TPCH_STREAM_P_CNTR]);
@@ -527,12 +582,12 @@ static void gen_order(const tpch_gen *g, tpch_stream *s, int64_t unit, order_bat
         if (START_DAYS + receipt <= CURRENT_DAYS)
             r[8] = pick_value(&g->rflags, &s[TPCH_STREAM_L_RFLG]);
         else
-            r[8] = str_value(letters[LETTER_N], 1);
+            r[8] = list_value(letters[LETTER_N], 1);
         if (START_DAYS + ship <= CURRENT_DAYS) {
             shipped++;
-            r[9] = str_value(letters[LETTER_F], 1);
+            r[9] = list_value(letters[LETTER_F], 1);
         } else {
-            r[9] = str_value(letters[LETTER_O], 1);
+            r[9] = list_value(letters[LETTER_O], 1);
         }
         r[10] = int_value(START_DAYS + ship);
         r[11] = int_value(START_DAYS + commit);
@@ -540,7 +595,7 @@ static void gen_order(const tpch_gen *g, tpch_stream *s, int64_t unit, order_bat
     }
     /* F: every line shipped, O: none, P: some */
     int status = shipped == lines ? LETTER_F : shipped > 0 ? LETTER_P : LETTER_O;
-    o[2] = str_value(letters[status], 1);
+    o[2] = list_value(letters[status], 1);
     o[3] = int_value(total);
     b->lines[k] = lines;
 }
@@ -603,7 +658,7 @@ static sto_status gen_codes(const tpch_gen *g, tpch_table_id t, int64_t first, i
     for (int64_t unit = first; unit < last; unit++) {
         int n = 0;
         v[n++] = int_value(unit);
-        v[n++] = str_value(names->pad[unit], names->len[unit]);
+        v[n++] = list_value(names->pad[unit], names->len[unit]);
         if (t == TPCH_NATION) v[n++] = int_value(g->region_of_nation[unit]);
         v[n++] = text_value(g, &st.s[id], 72);
         STO_TRY(sink->row(sink, t, v));

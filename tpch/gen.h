@@ -77,6 +77,13 @@ typedef struct tpch_table_info {
 
 const tpch_table_info *tpch_table_info_get(tpch_table_id t);
 
+/* For the integer-like columns whose values lie in a small range whatever
+ * the scale factor (sizes, quantities, discounts, dates, nation keys, ...):
+ * true with that range [*lo, *hi] in the column's int64 units; false for
+ * the others (keys, prices, strings). Sinks may count such values with a
+ * bitmap instead of hashing every one. */
+bool tpch_column_range(tpch_table_id t, int column, int64_t *lo, int64_t *hi);
+
 /* Table id from its name ("lineitem", any case); false when unknown. */
 bool tpch_table_by_name(const char *name, tpch_table_id *out);
 
@@ -84,11 +91,16 @@ bool tpch_table_by_name(const char *name, tpch_table_id *out);
  * length: sinks may copy short strings in one block of this size. */
 #define TPCH_STR_SLACK 32
 
-/* One column value of a generated row. */
+/* One column value of a generated row. `listed` marks a string taken from
+ * a fixed list (a picked list entry, a flag, a manufacturer or brand): its
+ * address always holds the same bytes while the generator lives and the
+ * entries of one list lie TPCH_STR_SLACK bytes apart, so a sink may store
+ * each such string once and recognize it by address. */
 typedef struct tpch_value {
     int64_t i;
     const char *s;
     uint32_t len;
+    uint32_t listed;
 } tpch_value;
 
 /* Where rows go. `row` gets the values of one row of `table`; returning an

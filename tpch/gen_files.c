@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "tpch/schema.h"
@@ -406,6 +407,37 @@ static int64_t morsel_units(tpch_table_id unit_table)
     }
 }
 
+sto_status tpch_make_dir(const char *dir)
+{
+    char path[4096];
+    size_t n = strlen(dir);
+    if (n == 0) return sto_error(STO_INVALID_PARAMETER_VALUE, "output directory name is empty");
+    if (n >= sizeof(path))
+        return sto_error(STO_INVALID_PARAMETER_VALUE, "output directory name is too long");
+    memcpy(path, dir, n + 1);
+    /* each prefix ending before a '/', then the whole path */
+    for (size_t i = 1; i <= n; i++) {
+        if (i < n && path[i] != '/') continue;
+        if (path[i - 1] == '/') continue; /* "a//b", or a trailing '/' */
+        char saved = path[i];
+        path[i] = '\0';
+        int failed = mkdir(path, 0777) != 0 && errno != EEXIST;
+        int err = errno;
+        path[i] = saved;
+        if (failed) {
+            path[i] = '\0';
+            return sto_error(err == ENOSPC ? STO_DISK_FULL : STO_IO_ERROR,
+                             "cannot create directory %s: %s", path, strerror(err));
+        }
+    }
+    struct stat sb;
+    if (stat(dir, &sb) != 0)
+        return sto_error(STO_IO_ERROR, "cannot write to %s: %s", dir, strerror(errno));
+    if (!S_ISDIR(sb.st_mode))
+        return sto_error(STO_IO_ERROR, "cannot write to %s: not a directory", dir);
+    return NULL;
+}
+
 sto_status tpch_gen_files(const tpch_gen *g, const tpch_files_options *opt)
 {
     out_file files[TPCH_TABLE_COUNT];
@@ -416,6 +448,7 @@ sto_status tpch_gen_files(const tpch_gen *g, const tpch_files_options *opt)
     if (part > parts)
         return sto_error(STO_INVALID_PARAMETER_VALUE, "part %d is outside 1..%d", part, parts);
 
+    STO_TRY(tpch_make_dir(opt->dir));
     /* open every temp file first: a bad directory fails before any work */
     for (int t = 0; t < TPCH_TABLE_COUNT && !st; t++) {
         if (!(opt->tables & TPCH_BIT(t))) continue;

@@ -21,7 +21,7 @@
 #define TPCH_TBL_ROW_MAX 1024
 
 typedef struct tpch_files_options {
-    const char *dir; /* output directory (must exist) */
+    const char *dir; /* output directory, created with its parents if missing */
     unsigned tables; /* TPCH_BIT() mask */
     int parts, part; /* dbgen -C parts -S part; 1, 1 = whole tables */
     int threads;     /* >= 1 */
@@ -36,7 +36,11 @@ void tpch_tbl_file_name(tpch_table_id t, int parts, int part, char *buf, size_t 
  * the bytes written. */
 size_t tpch_tbl_format_row(tpch_table_id t, const tpch_value *values, char *out);
 
-/* Writes the requested tables into opt->dir. */
+/* Makes sure `dir` is a directory, creating it and any missing parents
+ * (mkdir -p); fails when it cannot be created or is not a directory. */
+sto_status tpch_make_dir(const char *dir);
+
+/* Writes the requested tables into opt->dir (created when missing). */
 sto_status tpch_gen_files(const tpch_gen *g, const tpch_files_options *opt);
 
 #endif

@@ -7,6 +7,7 @@
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 
 sto_status tpch_table_schema(tpch_table_id t, sto_schema **out)
 {
@@ -52,7 +53,79 @@ static sto_status check_schema(const sto_table *t, tpch_table_id id)
     return NULL;
 }
 
-/* --- one task: a unit range into chunks of its own -------------------------- */
+/* --- writing rows into chunks ---------------------------------------------------- */
+
+/* The widest TPC-H table (lineitem) has 16 columns. */
+#define MAX_COLUMNS 16
+
+/* Per column of a target table, decided once per call: how a value is stored. */
+typedef enum write_kind { WRITE_I32, WRITE_I64, WRITE_STR } write_kind;
+
+typedef struct column_plan {
+    write_kind kind;
+    sto_type type;
+    /* integers of a small known range (tpch_column_range) are counted in a
+     * bitmap of the range and hashed once per distinct value per chunk */
+    bool ranged;
+    int64_t lo;
+    uint64_t span;  /* hi - lo + 1 */
+    bool is_char;   /* CHAR drops trailing blanks */
+    uint32_t bound; /* strings of up to this many bytes fit without a check */
+} column_plan;
+
+typedef struct table_plan {
+    int ncols;
+    column_plan col[MAX_COLUMNS];
+} table_plan;
+
+static void plan_table(tpch_table_id id, const sto_table *t, table_plan *p)
+{
+    const sto_schema *s = sto_table_schema(t);
+    p->ncols = (int)s->ncols;
+    for (uint32_t i = 0; i < s->ncols; i++) {
+        column_plan *c = &p->col[i];
+        c->type = s->cols[i].type;
+        c->is_char = c->type.id == STO_TYPE_CHAR;
+        c->bound = c->type.length ? c->type.length : UINT32_MAX;
+        if (c->type.id == STO_TYPE_INTEGER || c->type.id == STO_TYPE_DATE)
+            c->kind = WRITE_I32;
+        else if (c->type.id == STO_TYPE_BIGINT || c->type.id == STO_TYPE_DECIMAL)
+            c->kind = WRITE_I64;
+        else
+            c->kind = WRITE_STR;
+        int64_t lo, hi;
+        c->ranged = c->kind != WRITE_STR && tpch_column_range(id, (int)i, &lo, &hi) && hi >= lo &&
+                    hi - lo < (1 << 16);
+        c->lo = c->ranged ? lo : 0;
+        c->span = c->ranged ? (uint64_t)(hi - lo + 1) : 0;
+    }
+}
+
+/* A listed string (tpch_value.listed) already stored in the chunk being
+ * filled: later rows share its bytes and skip the sketch, which counts a
+ * value once however often it is added. */
+#define LIST_SLOTS 256 /* > the longest list; entries are TPCH_STR_SLACK apart */
+
+typedef struct list_slot {
+    const char *src;
+    uint32_t epoch;
+    sto_str stored;
+} list_slot;
+
+/* One worker's chunk being filled for one table, with the statistics that
+ * sealing would compute gathered as the rows arrive: min/max here, the
+ * distinct-value sketches straight in the chunk's stats. */
+typedef struct table_writer {
+    const table_plan *plan;
+    sto_chunk *chunk;      /* NULL: none open */
+    int64_t expected_left; /* rows this task is still expected to write */
+    uint32_t backed;       /* rows of the open chunk backed by populate_rows */
+    uint32_t to_back;      /* rows of it expected to be written */
+    uint32_t epoch;        /* tells this chunk's list slots from older ones */
+    int64_t min[MAX_COLUMNS], max[MAX_COLUMNS];
+    uint64_t *seen[MAX_COLUMNS];   /* ranged columns: values present in the chunk */
+    list_slot *slots[MAX_COLUMNS]; /* allocated at a column's first listed value */
+} table_writer;
 
 typedef struct chunk_list {
     sto_chunk **items;
@@ -68,6 +141,7 @@ typedef struct table_sink {
     tpch_sink base;
     sto_table *const *tables;
     task *task;
+    table_writer w[TPCH_TABLE_COUNT];
 } table_sink;
 
 static sto_status push_chunk(chunk_list *l, sto_chunk *c)
@@ -83,51 +157,236 @@ static sto_status push_chunk(chunk_list *l, sto_chunk *c)
     return NULL;
 }
 
+/* Seals the open chunk with the statistics gathered while filling it: the
+ * same numbers sto_chunk_seal would compute, without a second pass. */
+static void finish_chunk(table_writer *w)
+{
+    sto_chunk *c = w->chunk;
+    if (!c) return;
+    for (int i = 0; i < w->plan->ncols; i++) {
+        sto_column_stats *s = &c->stats[i];
+        const column_plan *p = &w->plan->col[i];
+        if (p->ranged) {
+            /* each value present, hashed once, and the ends of the range */
+            for (uint64_t k = 0; k < (p->span + 63) / 64; k++) {
+                for (uint64_t bits = w->seen[i][k]; bits; bits &= bits - 1) {
+                    int64_t x = p->lo + (int64_t)(k * 64 + (uint64_t)__builtin_ctzll(bits));
+                    if (x < w->min[i]) w->min[i] = x;
+                    if (x > w->max[i]) w->max[i] = x;
+                    sto_hll_add(&s->hll, sto_hash_u64((uint64_t)x));
+                }
+            }
+        }
+        s->rows = c->rows;
+        s->null_count = 0;
+        s->has_minmax = p->kind != WRITE_STR && c->rows > 0;
+        if (s->has_minmax) {
+            s->min.i = w->min[i];
+            s->max.i = w->max[i];
+        }
+        s->distinct = sto_hll_estimate(&s->hll);
+        if (s->distinct > c->rows) s->distinct = c->rows;
+    }
+    c->sealed = true;
+    w->chunk = NULL;
+}
+
+/* Rows backed per populate_rows call: a window of every column small enough
+ * (under 600 KiB for lineitem) that the lines the kernel just zeroed are
+ * still in cache when the rows are written, instead of being read back
+ * from memory as a whole chunk's worth would be. */
+#define BACK_ROWS 4096
+
+/* Backs rows [from, to) of every column with memory now, one call per
+ * column rather than one page fault per 4 KiB as rows arrive; the filling
+ * thread does it, so the pages land on its NUMA node. Best effort: where
+ * the kernel cannot (before Linux 5.14), rows fault in as usual. */
+static void populate_rows(sto_chunk *c, uint32_t from, uint32_t to)
+{
+#ifdef MADV_POPULATE_WRITE
+    const uintptr_t page = 4096;
+    for (uint32_t i = 0; i < c->schema->ncols && to > from; i++) {
+        size_t width = sto_type_width(c->schema->cols[i].type.id);
+        uintptr_t start = (uintptr_t)c->cols[i] + (uintptr_t)from * width;
+        uintptr_t end = (uintptr_t)c->cols[i] + (uintptr_t)to * width;
+        start &= ~(page - 1);
+        end = (end + page - 1) & ~(page - 1);
+        if (madvise((void *)start, end - start, MADV_POPULATE_WRITE) != 0) return;
+    }
+#else
+    (void)c;
+    (void)from;
+    (void)to;
+#endif
+}
+
+static sto_status open_chunk(table_sink *s, tpch_table_id t)
+{
+    table_writer *w = &s->w[t];
+    finish_chunk(w);
+    sto_chunk *c;
+    STO_TRY(sto_table_new_chunk(s->tables[t], STO_CHUNK_ROWS, &c));
+    sto_status st = push_chunk(&s->task->out[t], c);
+    if (st) {
+        sto_chunk_free(c);
+        return st;
+    }
+    /* a full chunk of comments takes megabytes: start with big heap blocks */
+    c->heap.next_size = (size_t)1 << 20;
+    w->backed = w->to_back = 0;
+    if (w->expected_left > 0) {
+        w->to_back = w->expected_left < c->capacity ? (uint32_t)w->expected_left : c->capacity;
+        w->expected_left -= w->to_back;
+    }
+    for (int i = 0; i < w->plan->ncols; i++) {
+        w->min[i] = INT64_MAX;
+        w->max[i] = INT64_MIN;
+        if (w->seen[i]) memset(w->seen[i], 0, (w->plan->col[i].span + 63) / 64 * 8);
+    }
+    w->epoch++;
+    w->chunk = c;
+    return NULL;
+}
+
+static inline uint64_t low_bytes(uint32_t k)
+{
+    return k >= 8 ? ~(uint64_t)0 : (((uint64_t)1 << (8 * k)) - 1);
+}
+
+/* A string reference for `len` bytes at `s` (TPCH_STR_SLACK readable) owned
+ * by chunk c: short ones inline from two fixed loads, long ones copied into
+ * the chunk's heap with fixed-size moves where they fit. */
+static inline bool store_str(sto_chunk *c, const char *s, uint32_t len, sto_str *out)
+{
+    out->len = len;
+    if (len <= STO_STR_INLINE_MAX) {
+        uint64_t w0, w1;
+        memcpy(&w0, s, 8);
+        memcpy(&w1, s + 8, 8);
+        w0 &= low_bytes(len);
+        w1 &= low_bytes(len > 8 ? len - 8 : 0);
+        memcpy(out->prefix, &w0, 4);
+        memcpy(out->u.rest, (const char *)&w0 + 4, 4);
+        memcpy(out->u.rest + 4, &w1, 4);
+        return true;
+    }
+    char *d = sto_heap_alloc(&c->heap, len);
+    if (!d) return false;
+    if (len <= 16) {
+        memcpy(d, s, 8);
+        memcpy(d + len - 8, s + len - 8, 8);
+    } else if (len <= 32) {
+        memcpy(d, s, 16);
+        memcpy(d + len - 16, s + len - 16, 16);
+    } else {
+        memcpy(d, s, len);
+    }
+    memcpy(out->prefix, d, 4);
+    out->u.ptr = d;
+    return true;
+}
+
+/* Stores string value v in column i of the open chunk and adds it to the
+ * column's sketch (once per chunk for listed strings). */
+static sto_status put_string(table_writer *w, int i, const tpch_value *v, sto_str *dst)
+{
+    sto_chunk *c = w->chunk;
+    list_slot *slot = NULL;
+    if (v->listed) {
+        if (!w->slots[i]) w->slots[i] = calloc(LIST_SLOTS, sizeof(list_slot)); /* NULL: no reuse */
+        if (w->slots[i]) {
+            slot = &w->slots[i][((uintptr_t)v->s / TPCH_STR_SLACK) % LIST_SLOTS];
+            if (slot->src == v->s && slot->epoch == w->epoch) {
+                *dst = slot->stored;
+                return NULL;
+            }
+        }
+    }
+    const column_plan *p = &w->plan->col[i];
+    uint32_t len = v->len;
+    if ((len > p->bound || (p->is_char && len > 0 && v->s[len - 1] == ' ')) &&
+        !sto_string_fit(p->type, v->s, &len))
+        return sto_error(STO_STRING_DATA_RIGHT_TRUNCATION, "value too long for column %s",
+                         c->schema->cols[i].name);
+    if (!store_str(c, v->s, len, dst)) return sto_error_oom();
+    sto_hll_add(&c->stats[i].hll, sto_hash_str_sketch(dst));
+    if (slot) {
+        slot->src = v->s;
+        slot->epoch = w->epoch;
+        slot->stored = *dst;
+    }
+    return NULL;
+}
+
+/* Adds integer x of column i to the chunk's statistics. */
+static inline void track(table_writer *w, int i, int64_t x, sto_hll *h)
+{
+    const column_plan *p = &w->plan->col[i];
+    uint64_t k = (uint64_t)(x - p->lo);
+    if (k < p->span) {
+        w->seen[i][k / 64] |= (uint64_t)1 << (k % 64);
+        return;
+    }
+    if (x < w->min[i]) w->min[i] = x;
+    if (x > w->max[i]) w->max[i] = x;
+    sto_hll_add(h, sto_hash_u64((uint64_t)x));
+}
+
 static sto_status table_row(tpch_sink *self, tpch_table_id t, const tpch_value *v)
 {
     table_sink *s = (table_sink *)self;
-    chunk_list *l = &s->task->out[t];
-    sto_chunk *c = l->count ? l->items[l->count - 1] : NULL;
-    if (!c || sto_chunk_full(c)) {
-        STO_TRY(sto_table_new_chunk(s->tables[t], STO_CHUNK_ROWS, &c));
-        sto_status st = push_chunk(l, c);
-        if (st) {
-            sto_chunk_free(c);
-            return st;
-        }
-    }
-    const sto_schema *schema = c->schema;
+    table_writer *w = &s->w[t];
+    if (!w->chunk || sto_chunk_full(w->chunk)) STO_TRY(open_chunk(s, t));
+    sto_chunk *c = w->chunk;
+    const table_plan *plan = w->plan;
     uint32_t row = c->rows;
-    for (uint32_t i = 0; i < schema->ncols; i++) {
-        sto_type type = schema->cols[i].type;
-        switch (type.id) {
-        case STO_TYPE_INTEGER:
-        case STO_TYPE_DATE:
-            ((int32_t *)c->cols[i])[row] = (int32_t)v[i].i;
+    if (row == w->backed && row < w->to_back) {
+        w->backed = row + BACK_ROWS < w->to_back ? row + BACK_ROWS : w->to_back;
+        populate_rows(c, row, w->backed);
+    }
+    for (int i = 0; i < plan->ncols; i++) {
+        switch (plan->col[i].kind) {
+        case WRITE_I32: {
+            int32_t x = (int32_t)v[i].i;
+            ((int32_t *)c->cols[i])[row] = x;
+            track(w, i, x, &c->stats[i].hll);
             break;
-        case STO_TYPE_BIGINT:
-        case STO_TYPE_DECIMAL:
-            ((int64_t *)c->cols[i])[row] = v[i].i;
-            break;
-        default: {
-            uint32_t len = v[i].len;
-            if (!sto_string_fit(type, v[i].s, &len))
-                return sto_error(STO_STRING_DATA_RIGHT_TRUNCATION, "value too long for column %s",
-                                 schema->cols[i].name);
-            if (!sto_chunk_make_str(c, v[i].s, len, &((sto_str *)c->cols[i])[row]))
-                return sto_error_oom();
         }
+        case WRITE_I64:
+            ((int64_t *)c->cols[i])[row] = v[i].i;
+            track(w, i, v[i].i, &c->stats[i].hll);
+            break;
+        case WRITE_STR:
+            STO_TRY(put_string(w, i, &v[i], &((sto_str *)c->cols[i])[row]));
+            break;
         }
         if (c->validity[i]) sto_bitmap_set(c->validity[i], row);
     }
-    sto_chunk_set_rows(c, row + 1);
+    c->rows = row + 1;
     return NULL;
+}
+
+static void sink_free(table_sink *s)
+{
+    for (int t = 0; t < TPCH_TABLE_COUNT; t++)
+        for (int i = 0; i < MAX_COLUMNS; i++) {
+            free(s->w[t].slots[i]);
+            free(s->w[t].seen[i]);
+        }
+}
+
+/* Rows a table gets per unit: partsupp four, lineitem four on average
+ * (one to seven, uniformly). */
+static int64_t rows_per_unit(tpch_table_id t)
+{
+    return t == TPCH_PARTSUPP || t == TPCH_LINEITEM ? 4 : 1;
 }
 
 typedef struct job {
     const tpch_gen *g;
     unsigned tables;
     sto_table *const *targets;
+    table_plan plans[TPCH_TABLE_COUNT];
     task *tasks;
     int ntasks;
     int next;
@@ -139,7 +398,25 @@ typedef struct job {
 static void *job_worker(void *arg)
 {
     job *j = arg;
-    table_sink sink = {{table_row}, j->targets, NULL};
+    table_sink sink;
+    memset(&sink, 0, sizeof(sink));
+    sink.base.row = table_row;
+    sink.tables = j->targets;
+    bool ok = true;
+    for (int t = 0; t < TPCH_TABLE_COUNT; t++) {
+        sink.w[t].plan = &j->plans[t];
+        for (int i = 0; i < j->plans[t].ncols; i++) {
+            const column_plan *p = &j->plans[t].col[i];
+            if (!p->ranged) continue;
+            sink.w[t].seen[i] = calloc((p->span + 63) / 64, sizeof(uint64_t));
+            ok = ok && sink.w[t].seen[i];
+        }
+    }
+    if (!ok) {
+        pthread_mutex_lock(&j->lock);
+        if (!j->error) j->error = sto_error_oom();
+        pthread_mutex_unlock(&j->lock);
+    }
     for (;;) {
         pthread_mutex_lock(&j->lock);
         if (!j->error && j->cancel && atomic_load_explicit(j->cancel, memory_order_relaxed))
@@ -148,11 +425,14 @@ static void *job_worker(void *arg)
         pthread_mutex_unlock(&j->lock);
         if (i >= j->ntasks) break;
         sink.task = &j->tasks[i];
+        for (int t = 0; t < TPCH_TABLE_COUNT; t++)
+            sink.w[t].expected_left =
+                (sink.task->last - sink.task->first) * rows_per_unit((tpch_table_id)t);
         sto_status st =
             tpch_gen_rows(j->g, j->tables, sink.task->first, sink.task->last, &sink.base);
-        for (int t = 0; !st && t < TPCH_TABLE_COUNT; t++)
-            for (size_t k = 0; k < sink.task->out[t].count; k++)
-                sto_chunk_seal(sink.task->out[t].items[k]); /* statistics, in parallel */
+        /* a task's chunks are its own: seal the open ones before the next task */
+        for (int t = 0; t < TPCH_TABLE_COUNT; t++)
+            finish_chunk(&sink.w[t]);
         if (st) {
             pthread_mutex_lock(&j->lock);
             if (!j->error)
@@ -162,14 +442,17 @@ static void *job_worker(void *arg)
             pthread_mutex_unlock(&j->lock);
         }
     }
+    sink_free(&sink);
     return NULL;
 }
 
-/* Units per task: about four chunks of rows of the larger table. */
+/* Units per task: a few chunks of rows of the larger table. */
 static int64_t task_units(tpch_table_id unit_table)
 {
     switch (unit_table) {
     case TPCH_PART:
+        return 32768; /* a part chunk, 32768 rows, and two partsupp chunks: enough tasks for all
+                         threads */
     case TPCH_ORDERS:
         return 65536;
     default:
@@ -193,6 +476,8 @@ static sto_status gen_pass(const tpch_gen *g, tpch_table_id unit_table, unsigned
     j.tables = tables;
     j.targets = targets;
     j.cancel = cancel;
+    for (int t = 0; t < TPCH_TABLE_COUNT; t++)
+        if (tables & TPCH_BIT(t)) plan_table((tpch_table_id)t, targets[t], &j.plans[t]);
     j.ntasks = (int)ntasks;
     j.tasks = calloc(ntasks > 0 ? (size_t)ntasks : 1, sizeof(task));
     if (!j.tasks) return sto_error_oom();

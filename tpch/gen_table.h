@@ -8,6 +8,12 @@
  * in task order, so the table's rows are in dbgen's order and a failure
  * leaves every table as it was. Values equal what loading dbgen's .tbl
  * files gives (CHAR values without trailing blanks, DECIMALs in hundredths).
+ *
+ * Chunks arrive sealed: their statistics (min/max, distinct sketches) are
+ * gathered while rows are written, equal to what sto_chunk_seal computes
+ * but without a second pass over the data. Strings from fixed lists are
+ * stored once per chunk; column memory is backed a window of rows ahead of
+ * the writer (see gen_table.c).
  */
 #ifndef RACKDB_TPCH_GEN_TABLE_H
 #define RACKDB_TPCH_GEN_TABLE_H

@@ -1,14 +1,18 @@
 /*
- * bench_gen.c — how fast the TPC-H generator makes each table.
+ * bench_gen.c — how fast the TPC-H generator makes each table, as .tbl
+ * files and straight into memory.
  *
- *   bench_gen [--sf SF] [--threads N] [--out DIR] [--memory]
+ *   bench_gen [--sf SF] [--threads N[,N...]] [--out DIR] [--mode files|memory|both]
  *
  * Builds the generator once (the 300 MiB text pool, timed on its own), then
- * writes each table alone into DIR (default: a temporary directory, files
- * removed afterwards) and reports rows/s and MB/s; then all eight tables in
- * one run, which is what `rackdb tpch gen` does after the pool. With
- * --memory it also times generation into in-memory tables. Prints a table
- * for people and one JSON line for scripts.
+ * for each thread count: each table alone and all eight together, into DIR
+ * (default: a temporary directory, files removed afterwards) and/or into
+ * in-memory tables. Rows/s count the table's rows; MB/s count the bytes of
+ * its .tbl text in both modes, so the two are comparable (memory-only runs
+ * measure those bytes by formatting the rows once, untimed). The load
+ * average is printed before and after: on a shared machine it says how far
+ * to trust the figures. Prints a table for people and one JSON line per
+ * thread count for scripts.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -28,23 +32,72 @@ static double now(void)
     return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
 }
 
-static int64_t file_size(const char *dir, tpch_table_id t, int64_t *lines)
+/* CPU seconds of all threads: on a busy machine wall time says little, the
+ * CPU a run took still says how much work it was. */
+static double cpu_now(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &t);
+    return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
+}
+
+static void print_load(const char *when)
+{
+    double l[3] = {0, 0, 0};
+    if (getloadavg(l, 3) == 3) printf("load average %s: %.2f %.2f %.2f\n", when, l[0], l[1], l[2]);
+}
+
+static int fail(sto_status st)
+{
+    fprintf(stderr, "bench_gen: %s\n", st->message);
+    sto_status_free(st);
+    return 1;
+}
+
+/* .tbl bytes and rows of every table, counted by formatting (untimed). */
+typedef struct count_sink {
+    tpch_sink base;
+    int64_t rows[TPCH_TABLE_COUNT], bytes[TPCH_TABLE_COUNT];
+    char line[TPCH_TBL_ROW_MAX];
+} count_sink;
+
+static sto_status count_row(tpch_sink *self, tpch_table_id t, const tpch_value *v)
+{
+    count_sink *s = (count_sink *)self;
+    s->rows[t]++;
+    s->bytes[t] += (int64_t)tpch_tbl_format_row(t, v, s->line);
+    return NULL;
+}
+
+static sto_status count_tables(const tpch_gen *g, count_sink *c)
+{
+    memset(c, 0, sizeof(*c));
+    c->base.row = count_row;
+    for (int u = 0; u < TPCH_TABLE_COUNT; u++) {
+        unsigned mask = 0;
+        for (int t = 0; t < TPCH_TABLE_COUNT; t++)
+            if ((int)tpch_table_info_get((tpch_table_id)t)->unit_table == u) mask |= TPCH_BIT(t);
+        if (mask) STO_TRY(tpch_gen_rows(g, mask, 0, tpch_gen_units(g, (tpch_table_id)u), &c->base));
+    }
+    return NULL;
+}
+
+static sto_status file_stats(const char *dir, tpch_table_id t, int64_t *rows, int64_t *bytes)
 {
     char path[4200];
     snprintf(path, sizeof(path), "%s/%s.tbl", dir, tpch_table_info_get(t)->name);
-    struct stat sb;
-    if (stat(path, &sb) != 0) return -1;
-    *lines = 0;
     FILE *f = fopen(path, "r");
-    if (f) {
-        char buf[1 << 16];
-        size_t n;
-        while ((n = fread(buf, 1, sizeof(buf), f)) > 0)
-            for (size_t i = 0; i < n; i++)
-                *lines += buf[i] == '\n';
-        fclose(f);
+    if (!f) return sto_error(STO_IO_ERROR, "cannot read %s", path);
+    static char buf[1 << 16];
+    size_t n;
+    *rows = *bytes = 0;
+    while ((n = fread(buf, 1, sizeof(buf), f)) > 0) {
+        *bytes += (int64_t)n;
+        for (size_t i = 0; i < n; i++)
+            *rows += buf[i] == '\n';
     }
-    return (int64_t)sb.st_size;
+    fclose(f);
+    return NULL;
 }
 
 static void remove_tables(const char *dir)
@@ -56,35 +109,98 @@ static void remove_tables(const char *dir)
     }
 }
 
-static int fail(sto_status st)
+/* One run of `tables` into memory; returns seconds, rows in *rows. */
+static sto_status run_memory(const tpch_gen *g, unsigned tables, int threads, double *secs,
+                             double *cpu, int64_t rows[TPCH_TABLE_COUNT])
 {
-    fprintf(stderr, "bench_gen: %s\n", st->message);
-    sto_status_free(st);
-    return 1;
+    sto_table *tab[TPCH_TABLE_COUNT] = {0};
+    sto_status st = NULL;
+    for (int t = 0; t < TPCH_TABLE_COUNT && !st; t++) {
+        if (!(tables & TPCH_BIT(t))) continue;
+        sto_schema *s;
+        st = tpch_table_schema((tpch_table_id)t, &s);
+        if (st) break;
+        st = sto_table_new(s, &tab[t]);
+        sto_schema_free(s);
+    }
+    if (!st) {
+        double t0 = now(), c0 = cpu_now();
+        st = tpch_gen_tables(g, tables, 1, 1, threads, tab);
+        *secs = now() - t0;
+        *cpu = cpu_now() - c0;
+    }
+    for (int t = 0; t < TPCH_TABLE_COUNT; t++) {
+        if (tab[t]) rows[t] = (int64_t)sto_table_rows(tab[t]);
+        sto_table_free(tab[t]);
+    }
+    return st;
 }
+
+typedef struct result {
+    double s, cpu;
+    int64_t rows, bytes;
+} result;
+
+static void print_row(const char *name, const result *r)
+{
+    printf("  %-10s %10lld %9.1f %8.3f %8.3f %12.0f %9.1f\n", name, (long long)r->rows,
+           r->bytes / 1e6, r->s, r->cpu, r->rows / r->s, r->bytes / 1e6 / r->s);
+}
+
+static int append_json(char *json, size_t size, int jn, const char *mode, const result *res,
+                       const result *all)
+{
+    jn += snprintf(json + jn, size - (size_t)jn, ",\"%s\":{", mode);
+    for (int t = 0; t <= TPCH_TABLE_COUNT; t++) {
+        const result *r = t < TPCH_TABLE_COUNT ? &res[t] : all;
+        const char *name =
+            t < TPCH_TABLE_COUNT ? tpch_table_info_get((tpch_table_id)t)->name : "all";
+        jn += snprintf(json + jn, size - (size_t)jn,
+                       "%s\"%s\":{\"rows\":%lld,\"bytes\":%lld,\"s\":%.4f,\"cpu_s\":%.4f}",
+                       t ? "," : "", name, (long long)r->rows, (long long)r->bytes, r->s, r->cpu);
+    }
+    jn += snprintf(json + jn, size - (size_t)jn, "}");
+    return jn;
+}
+
+static const char header[] =
+    "  table            rows        MB   wall s    cpu s       rows/s      MB/s\n";
 
 int main(int argc, char **argv)
 {
     double sf = 1;
-    int threads = (int)sysconf(_SC_NPROCESSORS_ONLN);
-    const char *out = NULL;
-    bool memory = false;
+    int thread_list[16], nthreads = 0;
+    const char *out = NULL, *mode = "both";
     for (int i = 1; i < argc; i++) {
-        if (strcmp(argv[i], "--sf") == 0 && i + 1 < argc)
+        if (strcmp(argv[i], "--sf") == 0 && i + 1 < argc) {
             sf = atof(argv[++i]);
-        else if (strcmp(argv[i], "--threads") == 0 && i + 1 < argc)
-            threads = atoi(argv[++i]);
-        else if (strcmp(argv[i], "--out") == 0 && i + 1 < argc)
+        } else if (strcmp(argv[i], "--threads") == 0 && i + 1 < argc) {
+            for (char *p = argv[++i]; *p && nthreads < 16;) {
+                thread_list[nthreads++] = (int)strtol(p, &p, 10);
+                if (*p == ',')
+                    p++;
+                else if (*p)
+                    break;
+            }
+        } else if (strcmp(argv[i], "--out") == 0 && i + 1 < argc) {
             out = argv[++i];
-        else if (strcmp(argv[i], "--memory") == 0)
-            memory = true;
-        else {
-            fprintf(stderr, "usage: bench_gen [--sf SF] [--threads N] [--out DIR] [--memory]\n");
+        } else if (strcmp(argv[i], "--mode") == 0 && i + 1 < argc) {
+            mode = argv[++i];
+        } else {
+            fprintf(stderr, "usage: bench_gen [--sf SF] [--threads N[,N...]] [--out DIR] "
+                            "[--mode files|memory|both]\n");
             return 2;
         }
     }
+    bool files = strcmp(mode, "memory") != 0, memory = strcmp(mode, "files") != 0;
+    int max_threads = 1;
+    if (nthreads == 0) thread_list[nthreads++] = (int)sysconf(_SC_NPROCESSORS_ONLN);
+    for (int i = 0; i < nthreads; i++) {
+        if (thread_list[i] < 1) thread_list[i] = 1;
+        if (thread_list[i] > max_threads) max_threads = thread_list[i];
+    }
     char tmp[] = "/tmp/bench_gen.XXXXXX";
-    if (!out) {
+    if (files && !out) {
         if (!mkdtemp(tmp)) {
             perror("mkdtemp");
             return 1;
@@ -92,66 +208,80 @@ int main(int argc, char **argv)
         out = tmp;
     }
 
-    double t0 = now();
+    print_load("at start");
+    double t0 = now(), c0 = cpu_now();
     tpch_gen *g;
-    sto_status st = tpch_gen_create(sf, threads, &g);
+    sto_status st = tpch_gen_create(sf, max_threads, &g);
     if (st) return fail(st);
-    double pool_s = now() - t0;
-    printf("TPC-H generator, SF %g, %d threads, into %s\n", sf, threads, out);
-    printf("text pool (300 MiB): %.3f s\n\n", pool_s);
-    printf("%-10s %10s %10s %8s %12s %9s\n", "table", "rows", "MB", "s", "rows/s", "MB/s");
+    double pool_s = now() - t0, pool_cpu = cpu_now() - c0;
+    printf("TPC-H generator, SF %g%s%s\n", sf, files ? ", files into " : "", files ? out : "");
+    printf("text pool (300 MiB, %d threads): %.3f s wall, %.3f s cpu\n", max_threads, pool_s,
+           pool_cpu);
 
-    char json[4096];
-    int jn = snprintf(json, sizeof(json), "{\"sf\":%g,\"threads\":%d,\"pool_s\":%.3f,\"tables\":{",
-                      sf, threads, pool_s);
-    int64_t all_bytes = 0;
-    for (int t = 0; t < TPCH_TABLE_COUNT; t++) {
-        tpch_files_options opt = {out, TPCH_BIT(t), 1, 1, threads, false};
-        double s0 = now();
-        st = tpch_gen_files(g, &opt);
-        if (st) return fail(st);
-        double s = now() - s0;
-        int64_t rows = 0, bytes = file_size(out, (tpch_table_id)t, &rows);
-        all_bytes += bytes;
-        const char *name = tpch_table_info_get((tpch_table_id)t)->name;
-        printf("%-10s %10lld %10.1f %8.3f %12.0f %9.1f\n", name, (long long)rows, bytes / 1e6, s,
-               rows / s, bytes / 1e6 / s);
-        jn += snprintf(json + jn, sizeof(json) - (size_t)jn,
-                       "%s\"%s\":{\"rows\":%lld,\"bytes\":%lld,\"s\":%.3f}", t ? "," : "", name,
-                       (long long)rows, (long long)bytes, s);
-        remove_tables(out);
+    /* .tbl bytes per table, for MB/s of memory-only runs */
+    count_sink *counts = NULL;
+    if (!files) {
+        counts = malloc(sizeof(*counts));
+        if (!counts) return fail(sto_error_oom());
+        if ((st = count_tables(g, counts))) return fail(st);
     }
 
-    tpch_files_options opt = {out, TPCH_ALL_TABLES, 1, 1, threads, false};
-    double a0 = now();
-    st = tpch_gen_files(g, &opt);
-    if (st) return fail(st);
-    double all_s = now() - a0;
-    remove_tables(out);
-    printf("\nall tables: %.3f s (%.1f MB/s); with the text pool: %.3f s\n", all_s,
-           all_bytes / 1e6 / all_s, all_s + pool_s);
-    jn += snprintf(json + jn, sizeof(json) - (size_t)jn, "},\"all_s\":%.3f,\"total_s\":%.3f", all_s,
-                   all_s + pool_s);
-
-    if (memory) {
-        sto_table *tables[TPCH_TABLE_COUNT] = {0};
-        for (int t = 0; t < TPCH_TABLE_COUNT; t++) {
-            sto_schema *s;
-            if ((st = tpch_table_schema((tpch_table_id)t, &s))) return fail(st);
-            st = sto_table_new(s, &tables[t]);
-            sto_schema_free(s);
-            if (st) return fail(st);
+    for (int ti = 0; ti < nthreads; ti++) {
+        int threads = thread_list[ti];
+        char json[8192];
+        int jn = snprintf(json, sizeof(json), "{\"sf\":%g,\"threads\":%d,\"pool_s\":%.3f", sf,
+                          threads, pool_s);
+        result fres[TPCH_TABLE_COUNT] = {{0}}, fall = {0};
+        if (files) {
+            printf("\nfiles, %d thread%s\n%s", threads, threads > 1 ? "s" : "", header);
+            for (int t = 0; t < TPCH_TABLE_COUNT; t++) {
+                tpch_files_options opt = {out, TPCH_BIT(t), 1, 1, threads, false};
+                double s0 = now(), c0 = cpu_now();
+                if ((st = tpch_gen_files(g, &opt))) return fail(st);
+                fres[t].s = now() - s0;
+                fres[t].cpu = cpu_now() - c0;
+                if ((st = file_stats(out, (tpch_table_id)t, &fres[t].rows, &fres[t].bytes)))
+                    return fail(st);
+                remove_tables(out);
+                print_row(tpch_table_info_get((tpch_table_id)t)->name, &fres[t]);
+                fall.rows += fres[t].rows;
+                fall.bytes += fres[t].bytes;
+            }
+            tpch_files_options opt = {out, TPCH_ALL_TABLES, 1, 1, threads, false};
+            double a0 = now(), c0 = cpu_now();
+            if ((st = tpch_gen_files(g, &opt))) return fail(st);
+            fall.s = now() - a0;
+            fall.cpu = cpu_now() - c0;
+            remove_tables(out);
+            print_row("all", &fall);
+            jn = append_json(json, sizeof(json), jn, "files", fres, &fall);
         }
-        double m0 = now();
-        st = tpch_gen_tables(g, TPCH_ALL_TABLES, 1, 1, threads, tables);
-        if (st) return fail(st);
-        double mem_s = now() - m0;
-        printf("all tables into memory: %.3f s\n", mem_s);
-        jn += snprintf(json + jn, sizeof(json) - (size_t)jn, ",\"memory_s\":%.3f", mem_s);
-        for (int t = 0; t < TPCH_TABLE_COUNT; t++)
-            sto_table_free(tables[t]);
+        if (memory) {
+            result mres[TPCH_TABLE_COUNT] = {{0}}, mall = {0};
+            printf("\nmemory, %d thread%s\n%s", threads, threads > 1 ? "s" : "", header);
+            for (int t = 0; t < TPCH_TABLE_COUNT; t++) {
+                int64_t rows[TPCH_TABLE_COUNT] = {0};
+                if ((st = run_memory(g, TPCH_BIT(t), threads, &mres[t].s, &mres[t].cpu, rows)))
+                    return fail(st);
+                mres[t].rows = rows[t];
+                mres[t].bytes = files ? fres[t].bytes : counts->bytes[t];
+                print_row(tpch_table_info_get((tpch_table_id)t)->name, &mres[t]);
+                mall.rows += mres[t].rows;
+                mall.bytes += mres[t].bytes;
+            }
+            int64_t rows[TPCH_TABLE_COUNT];
+            if ((st = run_memory(g, TPCH_ALL_TABLES, threads, &mall.s, &mall.cpu, rows)))
+                return fail(st);
+            print_row("all", &mall);
+            jn = append_json(json, sizeof(json), jn, "memory", mres, &mall);
+        }
+        double l[3] = {0, 0, 0};
+        getloadavg(l, 3);
+        snprintf(json + jn, sizeof(json) - (size_t)jn, ",\"load1\":%.2f}", l[0]);
+        printf("%s\n", json);
     }
-    printf("%s}\n", json);
+    print_load("at end");
+    free(counts);
     tpch_gen_free(g);
     if (out == tmp) rmdir(tmp);
     return 0;

@@ -77,6 +77,9 @@ check "\\dv" "public|tv|view|a" "$(pg -At -U a -c '\dv')"
 check "\\d view" " c      | numeric(15,2) |           |          | " "$(pg -U a -c '\d tv' | grep ' c ')"
 check "\\l" "db7|a|UTF8" "$(pg -At -U a -d db7 -c '\l' | cut -d'|' -f1-3)"
 check "\\dn" "public|a" "$(pg -At -U a -c '\dn')"
+check "\\df" " Schema | Name | Result data type | Argument data types | Type
+(0 rows)
+List of functions" "$(pg -U a -c '\df' -c '\df dbgen*' | sed 's/^ *\(List\)/\1/; s/ *$//; /^---/d; /^$/d' | sort -u)"
 check "\\d missing" 'Did not find any relation named "nope".' \
     "$(psql -X -h 127.0.0.1 -p "$PORT" -U a -c '\d nope' 2>&1)"
 

@@ -22,6 +22,15 @@ static void setup(void)
     CHECK_STREQ(Q("INSERT INTO b VALUES (2, 20), (2, 21), (3, 30), (4, 40), (NULL, 99)"),
                 "INSERT 0 5");
     CHECK_STREQ(Q("CREATE TABLE e (k INTEGER)"), "CREATE TABLE");
+    /* b's rows 25 times over (NULL keys and duplicates included): bigger
+     * than a, so SEMI and ANTI joins of a with it build on a */
+    CHECK_STREQ(Q("CREATE TABLE big AS SELECT b1.k, b1.w FROM b b1, b b2, b b3 WHERE b3.w < 25"),
+                "SELECT 50");
+    /* 12500 rows, 60% of them with key 7 (skew: more than one probe task
+     * of a partition), the rest b's keys with NULLs and duplicates */
+    CHECK_STREQ(Q("CREATE TABLE sk AS SELECT CASE WHEN x.w < 40 THEN 7 ELSE y.k END AS k, "
+                  "x.w + y.w + z.w AS w FROM big x, big y, b z"),
+                "SELECT 12500");
 }
 
 static void test_inner(void)
@@ -85,6 +94,72 @@ static void test_semi_anti(void)
     CHECK_STREQ(QS("SELECT v FROM a WHERE k IN (SELECT k FROM b)"), "a2\na2b\na3");
 }
 
+/* SEMI and ANTI joins whose left input is the smaller one build on it: the
+ * probe of the right input flags the left rows it matches. */
+static void test_semi_anti_build_left(void)
+{
+    const char *t = Q("EXPLAIN SELECT v FROM a WHERE EXISTS (SELECT 1 FROM big WHERE big.k = a.k)");
+    CHECK(strstr(t, "SEMI PROBE (build side left: flags its matches)") != NULL);
+    CHECK(strstr(t, "BUILD ROWS OF PIPELINE 1 A PROBE MATCHED") != NULL);
+    CHECK_STREQ(QS("SELECT v FROM a WHERE EXISTS (SELECT 1 FROM big WHERE big.k = a.k)"),
+                "a2\na2b\na3");
+    CHECK_STREQ(QS("SELECT v FROM a WHERE NOT EXISTS (SELECT 1 FROM big WHERE big.k = a.k)"),
+                "a1\nanull");
+    t = Q("EXPLAIN SELECT v FROM a WHERE NOT EXISTS (SELECT 1 FROM big WHERE big.k = a.k)");
+    CHECK(strstr(t, "ANTI PROBE (build side left: flags its matches)") != NULL);
+    CHECK(strstr(t, "BUILD ROWS OF PIPELINE 1 NO PROBE MATCHED") != NULL);
+    /* a residual decides the match */
+    CHECK_STREQ(QS("SELECT v FROM a WHERE EXISTS (SELECT 1 FROM big WHERE big.k = a.k AND big.w > "
+                   "a.k * 10)"),
+                "a2\na2b");
+    CHECK_STREQ(QS("SELECT v FROM a WHERE NOT EXISTS (SELECT 1 FROM big WHERE big.k = a.k AND "
+                   "big.w > a.k * 10)"),
+                "a1\na3\nanull");
+    /* empty sides */
+    CHECK_STREQ(QS("SELECT k FROM e WHERE EXISTS (SELECT 1 FROM big WHERE big.k = e.k)"), "");
+    CHECK_STREQ(QS("SELECT k FROM e WHERE NOT EXISTS (SELECT 1 FROM big WHERE big.k = e.k)"), "");
+    CHECK_STREQ(Q("SELECT count(*) FROM a WHERE EXISTS (SELECT 1 FROM big WHERE big.k = a.k AND "
+                  "big.w > 1000)"),
+                "0");
+    CHECK_STREQ(Q("SELECT count(*) FROM a WHERE NOT EXISTS (SELECT 1 FROM big WHERE big.k = a.k "
+                  "AND big.w > 1000)"),
+                "5");
+}
+
+/* Skewed keys: each join against the same join written without an equality
+ * key (a nested loop over `x.k <= y.k AND x.k >= y.k`), which every
+ * algorithm must agree with. */
+static void test_skew(void)
+{
+    static const char *const pairs[][2] = {
+        {"SELECT count(*), sum(x.w - y.w) FROM sk x JOIN big y ON x.k = y.k",
+         "SELECT count(*), sum(x.w - y.w) FROM sk x JOIN big y ON x.k <= y.k AND x.k >= y.k"},
+        {"SELECT count(*), sum(x.w), count(y.w) FROM sk x LEFT JOIN big y ON x.k = y.k",
+         "SELECT count(*), sum(x.w), count(y.w) FROM sk x LEFT JOIN big y ON x.k <= y.k AND "
+         "x.k >= y.k"},
+        {"SELECT count(*), count(x.w), count(y.w) FROM big x FULL JOIN sk y ON x.k = y.k AND "
+         "y.w > 150",
+         "SELECT count(*), count(x.w), count(y.w) FROM big x FULL JOIN sk y ON x.k <= y.k AND "
+         "x.k >= y.k AND y.w > 150"},
+        {"SELECT count(*), sum(w) FROM sk x WHERE EXISTS (SELECT 1 FROM big y WHERE y.k = x.k AND "
+         "y.w < x.w - 150)",
+         "SELECT count(*), sum(w) FROM sk x WHERE EXISTS (SELECT 1 FROM big y WHERE y.k <= x.k "
+         "AND y.k >= x.k AND y.w < x.w - 150)"},
+        {"SELECT count(*), sum(w) FROM big x WHERE NOT EXISTS (SELECT 1 FROM sk y WHERE y.k = x.k "
+         "AND y.w > 250)",
+         "SELECT count(*), sum(w) FROM big x WHERE NOT EXISTS (SELECT 1 FROM sk y WHERE y.k <= x.k "
+         "AND y.k >= x.k AND y.w > 250)"},
+        {"SELECT count(*), sum(y.w) FROM big x JOIN sk y ON x.k = y.k",
+         "SELECT count(*), sum(y.w) FROM big x JOIN sk y ON x.k <= y.k AND x.k >= y.k"},
+    };
+    for (size_t i = 0; i < sizeof(pairs) / sizeof(pairs[0]); i++) {
+        char want[256];
+        snprintf(want, sizeof(want), "%s", Q(pairs[i][1]));
+        CHECK(strncmp(want, "ERROR", 5) != 0);
+        CHECK_STREQ(Q(pairs[i][0]), want);
+    }
+}
+
 static void test_mark(void)
 {
     /* b has a NULL key: no match means unknown, never false */
@@ -107,19 +182,27 @@ static void test_single(void)
 
 /* Which algorithm join_algorithm asked for: EXPLAIN names it beside the one
  * that runs (the shared table, for every algorithm today). */
-static const char *requested;
+/* What EXPLAIN says of the build of the current algorithm. */
+static const char *build_text;
 
 static void test_explain(void)
 {
     const char *t = Q("EXPLAIN SELECT a.v, b.w FROM a JOIN b ON a.k = b.k");
-    CHECK(strstr(t, "HASH JOIN BUILD (shared table") != NULL);
-    if (requested) CHECK(strstr(t, requested) != NULL);
+    CHECK(strstr(t, build_text) != NULL);
     CHECK(strstr(Q("EXPLAIN SELECT a.v, b.w FROM a, b WHERE a.k < b.k"), "nested loop") != NULL);
     t = Q("EXPLAIN SELECT a.v, b.w FROM a JOIN b ON a.k = b.k");
-    CHECK(strstr(t, "HASH JOIN INNER PROBE") != NULL);
+    CHECK(strstr(t, "JOIN INNER PROBE") != NULL);
     t = Q("EXPLAIN ANALYZE SELECT a.v, b.w FROM a JOIN b ON a.k = b.k");
-    CHECK(strstr(t, "HASH JOIN INNER PROBE") != NULL);
+    CHECK(strstr(t, "JOIN INNER PROBE") != NULL);
     CHECK(strstr(t, "(actual rows 5)") != NULL);
+    /* radix and sort-merge joins partition the probe side in a pipeline of
+     * its own and say how: partitions or ranges, passes, time */
+    bool radix = strstr(build_text, "radix") != NULL;
+    bool sm = strstr(build_text, "SORT-MERGE") != NULL;
+    CHECK((strstr(t, "RADIX JOIN PARTITION") != NULL) == radix);
+    CHECK((strstr(t, "SORT-MERGE JOIN RANGE PARTITION, SORT") != NULL) == sm);
+    if (radix) CHECK(strstr(t, "(1 partition, 1 pass, partitioned and built in ") != NULL);
+    if (sm) CHECK(strstr(t, "(1 range, partitioned and sorted in ") != NULL);
 }
 
 int main(void)
@@ -139,12 +222,16 @@ int main(void)
             CHECK_STREQ(Q(sql), "SET");
             snprintf(sql, sizeof(sql), "SET join_algorithm = %s", algos[a]);
             CHECK_STREQ(Q(sql), "SET");
-            requested = a == 2 ? "radix requested" : a == 3 ? "sort-merge requested" : NULL;
+            build_text = a == 2   ? "HASH JOIN BUILD (radix partitioned)"
+                         : a == 3 ? "SORT-MERGE JOIN BUILD (range partitioned, sorted)"
+                                  : "HASH JOIN BUILD (shared table";
             RUN(test_inner);
             RUN(test_nested_loop);
             RUN(test_left);
             RUN(test_right_full);
             RUN(test_semi_anti);
+            RUN(test_semi_anti_build_left);
+            RUN(test_skew);
             RUN(test_mark);
             RUN(test_single);
             RUN(test_explain);

@@ -31,9 +31,10 @@ for t in nation region part supplier partsupp customer orders; do : > "$out/data
 "$RACKDB" tpch run --sf 0.01 --data "$out/data" --queries 1,6 --check > "$out/data.txt" 2>&1
 check "--data loads .tbl files, answers check" $?
 
-# A set operation is not executable yet: it stands for an unsupported query.
+# A correlated subquery with OFFSET cannot be unnested yet (0A000): it stands
+# for an unsupported query.
 mkdir "$out/qs"
-echo "select n_name from nation union select r_name from region;" > "$out/qs/q03.sql"
+echo "select n_name from nation n where n_nationkey = (select max(n_nationkey) from nation m where m.n_name < n.n_name limit 1 offset 1);" > "$out/qs/q03.sql"
 "$RACKDB" tpch run --sf 0.01 --data "$out/data" --queries 3 --queries-dir "$out/qs" \
     > "$out/t3.txt" 2>&1
 check "unsupported query without --check exits 0" $?

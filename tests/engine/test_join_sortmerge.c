@@ -32,6 +32,62 @@ static void fill(eng_join_mat *m, eng_mem *mem, uint64_t n, uint64_t seed, bool 
     }
 }
 
+/* What a query's pipelines use (rt_sortmerge.h, "in compiled pipelines"):
+ * linked runs, gathered probe entries, and the cursor, which must find the
+ * head of every key's run — in ascending order and out of it — and NULL for
+ * keys the build range lacks. */
+static void check_pipeline_helpers(eng_sm_join *sm, eng_mem *mem)
+{
+    const eng_sm_pair *bs = sm->build.sorted, *ps = sm->probe.sorted;
+    uint64_t bad_links = 0, bad_gather = 0, bad_lookup = 0, hits = 0;
+    for (uint64_t r = 0; r < sm->ranges; r++) {
+        eng_sm_link_range(sm, r);
+        for (uint64_t i = sm->build.range[r]; i < sm->build.range[r + 1]; i++) {
+            if (i > sm->build.range[r] && bs[i - 1].key == bs[i].key) continue;
+            uint64_t run = 0, j = i;
+            for (eng_join_entry *e = bs[i].e; e; e = e->next, j++)
+                bad_links += j >= sm->build.range[r + 1] || bs[j].e != e || bs[j].key != bs[i].key;
+            run = j - i;
+            bad_links += i + run < sm->build.range[r + 1] && bs[i + run].key == bs[i].key;
+        }
+    }
+    uint8_t *g = NULL;
+    size_t gbytes = sm->probe.count * sm->probe.stride;
+    REQUIRE(eng_mem_alloc(mem, gbytes, -1, (void **)&g) == STO_OK);
+    for (uint64_t r = 0; r < sm->ranges; r++)
+        eng_sm_gather_range(sm, r, g);
+    for (uint64_t i = 0; i < sm->probe.count; i++)
+        bad_gather += memcmp(g + i * sm->probe.stride, ps[i].e, sm->probe.stride) != 0;
+    eng_mem_free(mem, g, gbytes);
+    for (uint64_t t = 0; t < sm->n_tasks; t++) {
+        const eng_sm_task *k = &sm->tasks[t];
+        uint64_t lo = sm->build.range[k->range], hi = sm->build.range[k->range + 1];
+        eng_sm_cursor c;
+        eng_sm_cursor_for(sm, t, &c);
+        /* ascending (the probe pairs), then every third one backwards */
+        for (int pass = 0; pass < 2; pass++)
+            for (uint64_t n = 0; n < k->end - k->begin; n += pass ? 3 : 1) {
+                uint64_t i = pass ? k->end - 1 - n : k->begin + n;
+                uint64_t key = ps[i].key + (pass && n % 2); /* also keys in no run */
+                uint64_t a = lo, z = hi;                    /* the first pair with bs.key >= key */
+                while (a < z) {
+                    uint64_t mid = a + (z - a) / 2;
+                    if (bs[mid].key < key)
+                        a = mid + 1;
+                    else
+                        z = mid;
+                }
+                const eng_join_entry *want = a < hi && bs[a].key == key ? bs[a].e : NULL;
+                bad_lookup += eng_rt_sm_lookup(&c, key) != want;
+                hits += want != NULL;
+            }
+    }
+    CHECK_EQ_INT(bad_links, 0);
+    CHECK_EQ_INT(bad_gather, 0);
+    CHECK_EQ_INT(bad_lookup, 0);
+    CHECK(hits > 0);
+}
+
 static void check_sorting(uint64_t ranges, bool normalized, bool hot)
 {
     eng_mem *mem;
@@ -88,6 +144,7 @@ static void check_sorting(uint64_t ranges, bool normalized, bool hot)
         covered += sm.tasks[t].end - sm.tasks[t].begin;
     CHECK_EQ_INT(covered, sm.probe.count);
     if (hot) CHECK(sm.n_tasks >= 3); /* the range of the hot key is split */
+    check_pipeline_helpers(&sm, mem);
     eng_sm_free(&sm);
     for (int i = 0; i < 2; i++) {
         eng_join_mat_free(&b[i]);

@@ -5,6 +5,8 @@
 # of each kind. Any crash, leak, sanitizer report or hang fails the test.
 # Only the parser's own sources are compiled (not the binder's), at -O0, which
 # keeps the build to a few CPU seconds; the 20000 runs take a few more.
+# Longer on demand, as test_fuzz_bind.sh: RACKDB_FUZZ_RUNS (-1: no limit),
+# RACKDB_FUZZ_SECONDS, RACKDB_FUZZ_CORPUS (docs/testing.md).
 # Skips (exit 0) only when clang-19 is missing.
 set -euo pipefail
 
@@ -16,6 +18,8 @@ fi
 src=${RACKDB_SOURCE:?RACKDB_SOURCE not set}
 build=${RACKDB_BUILD:?RACKDB_BUILD not set}
 shared=${RACKDB_SHARED:?RACKDB_SHARED not set}
+runs=${RACKDB_FUZZ_RUNS:-20000}
+seconds=${RACKDB_FUZZ_SECONDS:-0}
 grammar=$build/generated/grammar.c
 if [ ! -f "$grammar" ]; then
     echo "missing $grammar: build rackdb_sql first" >&2
@@ -35,8 +39,8 @@ parser_sources=(sql/arena.c sql/ast.c sql/ast_depth.c sql/ast_print.c sql/token.
     "${parser_sources[@]/#/$src/}" "$grammar" "$src/tests/sql/fuzz_parse.c" \
     -o "$tmp/fuzz_parse"
 
-corpus=$tmp/corpus
-mkdir "$corpus"
+corpus=${RACKDB_FUZZ_CORPUS:-$tmp/corpus}
+mkdir -p "$corpus"
 cp "$shared"/tpch/queries/*.sql "$corpus/"
 i=0
 while IFS= read -r line; do
@@ -57,11 +61,13 @@ SEEDS
 # ASAN_OPTIONS from ctest may ask for leak detection already; keep it on.
 export ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=1"
 log=$tmp/fuzz.log
-if ! "$tmp/fuzz_parse" -runs=20000 -max_len=512 -seed=1 -timeout=10 -rss_limit_mb=2048 \
-    -print_final_stats=1 -artifact_prefix="$build/fuzz_parse_" "$corpus" > "$log" 2>&1; then
+args=(-runs="$runs" -max_len=512 -seed=1 -timeout=10 -rss_limit_mb=2048 -print_final_stats=1
+      -artifact_prefix="$build/fuzz_parse_")
+if [ "$seconds" != 0 ]; then args+=(-max_total_time="$seconds"); fi
+if ! "$tmp/fuzz_parse" "${args[@]}" "$corpus" > "$log" 2>&1; then
     tail -n 60 "$log" >&2
     echo "fuzz_parse failed; the crashing input is saved as $build/fuzz_parse_*" >&2
     exit 1
 fi
 grep -E '^(Done|stat::)' "$log" || true
-echo "fuzz_parse: 20000 runs, no crash, leak or hang"
+echo "fuzz_parse: no crash, leak or hang (runs=$runs, seconds=$seconds)"

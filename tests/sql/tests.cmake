@@ -3,3 +3,8 @@
 if(TARGET sql_test_slt)
   target_link_libraries(sql_test_slt PRIVATE rackdb_engine)
 endif()
+# sql/test_error_classes checks each error class end to end through the
+# public C API: link the engine too.
+if(TARGET sql_test_error_classes)
+  target_link_libraries(sql_test_error_classes PRIVATE rackdb_engine)
+endif()

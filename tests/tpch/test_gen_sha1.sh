@@ -3,8 +3,9 @@
 #
 # Checks the SHA-1 of every table at SF 0.001, 0.01 and 0.1 against the
 # checksums of dbgen's own output ($RACKDB_SHARED/tpch/dbgen.sha1), that the
-# parts of a --parts 3 run concatenate to the whole tables, and that bad
-# input fails with a message and leaves no file behind.
+# parts of a --parts 3 run concatenate to the whole tables, that a missing
+# --out directory is created, and that bad input (unwritable places
+# included) fails with a message and leaves no file behind.
 set -u
 fail=0
 note() { echo "FAIL: $*" >&2; fail=1; }
@@ -98,8 +99,53 @@ bad "outside 1..3" --out "$WORK/bad" --sf 0.01 --parts 3 --part 4
 bad "at least 1" --out "$WORK/bad" --sf 0.01 --parts 3 --part 0
 bad "needs --part" --out "$WORK/bad" --sf 0.01 --parts 3
 bad "unknown option" --out "$WORK/bad" --sf 0.01 --frobnicate
-bad "cannot write to" --sf 0.01 --out "$WORK/bad/missing"
 bad "not a directory" --sf 0.01 --out "$SUMS"
+bad "cannot create directory $SUMS/sub" --sf 0.01 --out "$SUMS/sub"
+
+# A missing output directory is created, parents and all (mkdir -p).
+dir="$WORK/new/a/b"
+"${GEN[@]}" --sf 0.01 --out "$dir/" --tables nation,region --threads 1 || note "--out to a new directory failed"
+[ "$(cd "$dir" 2>/dev/null && ls | tr '\n' ' ')" = "nation.tbl region.tbl " ] ||
+    note "new directory holds: $(ls "$dir" 2>&1)"
+[ "$(sha1sum < "$dir/nation.tbl" | cut -d' ' -f1)" = "$(expected 0.01 nation)" ] ||
+    note "nation.tbl in a new directory differs"
+
+# Unwritable locations fail clearly, leaving nothing: a new directory under
+# a read-only one, and a read-only directory itself. Permission bits do not
+# stop root, so as root this runs on a read-only tmpfs in a private mount
+# namespace instead, where one can be made.
+unwritable_checks() { # $1: a read-only directory
+    local err
+    if err=$("${GEN[@]}" --sf 0.01 --out "$1/sub" --tables nation 2>&1); then
+        note "wrote under read-only $1"
+    fi
+    echo "$err" | grep -q "cannot create directory $1/sub" || note "new dir under read-only: $err"
+    if err=$("${GEN[@]}" --sf 0.01 --out "$1" --tables nation 2>&1); then
+        note "wrote into read-only $1"
+    fi
+    echo "$err" | grep -q "cannot write to" || note "read-only dir: $err"
+    [ -z "$(ls -A "$1")" ] || note "read-only dir got files: $(ls -A "$1")"
+}
+ro="$WORK/ro"
+mkdir -p "$ro"
+if [ "$(id -u)" != 0 ]; then
+    chmod 555 "$ro"
+    unwritable_checks "$ro"
+    chmod 755 "$ro"
+elif unshare -m true 2>/dev/null; then
+    out=$(unshare -m bash -c 'mount -t tmpfs -o ro,size=1m none "$1" || { echo "rc=99"; exit; }
+        shift; ro=$0; GEN=("$@"); fail=0
+        note() { echo "FAIL: $*"; fail=1; }
+        '"$(declare -f unwritable_checks)"'
+        unwritable_checks "$ro"; echo "rc=$fail"' "$ro" "$ro" "${GEN[@]}")
+    case "$out" in
+    *"rc=99"*) echo "note: no read-only tmpfs could be mounted; unwritable case not run" >&2 ;;
+    "rc=0") ;;
+    *) note "unwritable (read-only tmpfs): $out" ;;
+    esac
+else
+    echo "note: running as root without unshare; unwritable case not run" >&2
+fi
 
 # A full disk: a 2 MiB tmpfs in a private mount namespace, where one can be
 # made (root or user namespaces); the error must name the cause and no file,

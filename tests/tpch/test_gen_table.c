@@ -138,6 +138,112 @@ static void test_wrong_schema_refused(void)
     free_tables(t);
 }
 
+/* Chunks come sealed with the statistics the generator gathered while
+ * filling them: exactly what a sealing pass over the chunk computes (the
+ * same min/max, row and NULL counts, sketch registers and distinct
+ * estimates), and the table's merged statistics follow from them. */
+static void test_statistics_equal_sealing(void)
+{
+    REQUIRE(gen);
+    sto_table *mem[TPCH_TABLE_COUNT] = {0};
+    REQUIRE(new_tables(mem) == NULL);
+    REQUIRE(tpch_gen_tables(gen, TPCH_ALL_TABLES, 1, 1, 2, mem) == NULL);
+    int bad = 0, checked = 0;
+    for (int t = 0; t < TPCH_TABLE_COUNT; t++) {
+        const sto_schema *s = sto_table_schema(mem[t]);
+        for (size_t k = 0; k < sto_table_nchunks(mem[t]); k++) {
+            const sto_chunk *c = sto_table_chunk(mem[t], k);
+            CHECK(c->sealed);
+            for (uint32_t i = 0; i < s->ncols; i++) {
+                sto_column_stats want;
+                sto_stats_compute(&want, s->cols[i].type, c->cols[i], c->validity[i], c->rows);
+                const sto_column_stats *got = &c->stats[i];
+                bool same =
+                    got->rows == want.rows && got->null_count == want.null_count &&
+                    got->has_minmax == want.has_minmax && got->distinct == want.distinct &&
+                    memcmp(got->hll.reg, want.hll.reg, sizeof(want.hll.reg)) == 0 &&
+                    (!want.has_minmax || (got->min.i == want.min.i && got->max.i == want.max.i));
+                if (!same && bad++ < 3)
+                    fprintf(stderr, "%s chunk %zu column %s: statistics differ\n",
+                            tpch_table_info_get((tpch_table_id)t)->name, k, s->cols[i].name);
+                checked++;
+            }
+        }
+    }
+    CHECK_EQ_INT(bad, 0);
+    CHECK(checked >= 8 * 3);
+    /* the small ranges the generator declares hold every value */
+    int ranged = 0;
+    for (int t = 0; t < TPCH_TABLE_COUNT; t++) {
+        for (int i = 0; i < tpch_table_info_get((tpch_table_id)t)->column_count; i++) {
+            int64_t lo, hi;
+            if (!tpch_column_range((tpch_table_id)t, i, &lo, &hi)) continue;
+            const sto_column_stats *s = sto_table_stats(mem[t], (uint32_t)i);
+            CHECK(s->has_minmax && s->min.i >= lo && s->max.i <= hi);
+            ranged++;
+        }
+    }
+    CHECK(ranged >= 10);
+    /* table-level: o_orderdate spans dbgen's order dates, l_linenumber 1..7 */
+    const sto_column_stats *od = sto_table_stats(mem[TPCH_ORDERS], 4);
+    CHECK(od->has_minmax);
+    CHECK_EQ_INT(od->min.i, 8035); /* 1992-01-01 */
+    CHECK(od->max.i <= 8035 + 2406 - 1);
+    const sto_column_stats *ln = sto_table_stats(mem[TPCH_LINEITEM], 3);
+    CHECK_EQ_INT(ln->min.i, 1);
+    CHECK_EQ_INT(ln->max.i, 7);
+    CHECK_EQ_INT(ln->distinct, 7);
+    free_tables(mem);
+}
+
+/* Columns declared other than the generator's own types: BIGINT keys and
+ * VARCHAR for CHAR take the same values; a string column too short for the
+ * generated values fails with 22001 and leaves the table empty. */
+static void test_other_column_types(void)
+{
+    REQUIRE(gen);
+    const tpch_table_info *info = tpch_table_info_get(TPCH_PART);
+    const char *names[16];
+    sto_type types[16];
+    bool not_null[16];
+    for (int c = 0; c < info->column_count; c++) {
+        names[c] = info->columns[c].name;
+        types[c] = info->columns[c].type;
+        not_null[c] = false;
+        if (types[c].id == STO_TYPE_INTEGER) types[c] = sto_type_make(STO_TYPE_BIGINT);
+        if (types[c].id == STO_TYPE_CHAR) types[c].id = STO_TYPE_VARCHAR;
+    }
+    sto_schema *s;
+    REQUIRE(sto_schema_new((uint32_t)info->column_count, names, types, not_null, &s) == NULL);
+    sto_table *t[TPCH_TABLE_COUNT] = {0}, *plain[TPCH_TABLE_COUNT] = {0};
+    REQUIRE(sto_table_new(s, &t[TPCH_PART]) == NULL);
+    REQUIRE(new_tables(plain) == NULL);
+    REQUIRE(tpch_gen_tables(gen, TPCH_BIT(TPCH_PART), 1, 1, 2, t) == NULL);
+    REQUIRE(tpch_gen_tables(gen, TPCH_BIT(TPCH_PART), 1, 1, 2, plain) == NULL);
+    CHECK_EQ_INT(sto_table_rows(t[TPCH_PART]), 2000);
+    int bad = 0;
+    for (uint32_t c = 0; c < (uint32_t)info->column_count; c++)
+        for (uint64_t r = 0; r < sto_table_rows(t[TPCH_PART]); r++)
+            bad += !values_equal(types[c], sto_table_get(t[TPCH_PART], c, r),
+                                 sto_table_get(plain[TPCH_PART], c, r));
+    CHECK_EQ_INT(bad, 0);
+    sto_table_free(t[TPCH_PART]);
+    sto_schema_free(s);
+
+    types[4] = sto_type_make(STO_TYPE_VARCHAR); /* p_type, values up to 25 bytes */
+    types[4].length = 5;
+    REQUIRE(sto_schema_new((uint32_t)info->column_count, names, types, not_null, &s) == NULL);
+    REQUIRE(sto_table_new(s, &t[TPCH_PART]) == NULL);
+    sto_status st = tpch_gen_tables(gen, TPCH_BIT(TPCH_PART), 1, 1, 2, t);
+    CHECK(st != NULL);
+    if (st) CHECK_STREQ(st->sqlstate, "22001");
+    sto_status_free(st);
+    CHECK_EQ_INT(sto_table_rows(t[TPCH_PART]), 0);
+    sto_table_free(t[TPCH_PART]);
+    sto_schema_free(s);
+    free_tables(plain);
+}
+
 int main(void)
 {
     if (!mkdtemp(dir)) {
@@ -152,6 +258,8 @@ int main(void)
     RUN(test_memory_equals_loaded_files);
     RUN(test_parts_add_up);
     RUN(test_wrong_schema_refused);
+    RUN(test_statistics_equal_sealing);
+    RUN(test_other_column_types);
     tpch_gen_free(gen);
     rmdir(dir);
     return TEST_REPORT();

@@ -1,0 +1,41 @@
+/*
+ * physical_int.h — the physical planner's builder, shared by physical.c and
+ * the operators it delegates to in files of their own (physical_setop.c).
+ *
+ * The builder collects pipelines in run order while open_pipe walks the
+ * plan; these functions are physical.c's steps, exported under the eng_phys_
+ * prefix so a delegate can open, close and read pipelines exactly as
+ * physical.c does. Nothing outside the physical planner includes this.
+ */
+#ifndef RACKDB_ENGINE_PHYSICAL_INT_H
+#define RACKDB_ENGINE_PHYSICAL_INT_H
+
+#include "engine/physical.h"
+
+typedef struct eng_phys_builder {
+    const sql_plan *plan;
+    sql_plan_ctx *ctx;
+    eng_pipe *pipes; /* realloc'd: pointers into it die with the next pipeline */
+    unsigned n, cap;
+} eng_phys_builder;
+
+/* n zeroed-or-not elements of size bytes from the plan's arena (NULL: OOM). */
+void *eng_phys_alloc(eng_phys_builder *b, size_t n, size_t size);
+
+/* The pipeline open at op: its source and steps are set, its sink is not. */
+sto_status eng_phys_open_pipe(eng_phys_builder *b, const sql_lop *op, unsigned *id);
+
+/* A new pipeline reading the rows pipeline `input` makes. */
+sto_status eng_phys_open_reader(eng_phys_builder *b, unsigned input, unsigned *id);
+
+/* Ends pipeline id in a hash aggregation for op (AGGREGATE or DISTINCT). */
+sto_status eng_phys_close_agg(eng_phys_builder *b, unsigned id, const sql_lop *op);
+
+/* Column references to ids[0..n), with room for `extra` more. */
+sto_status eng_phys_column_exprs(eng_phys_builder *b, const sql_colid *ids, uint32_t n,
+                                 uint32_t extra, const sql_bexpr ***out);
+
+/* UNION / INTERSECT / EXCEPT [ALL] (physical_setop.c). */
+sto_status eng_phys_setop(eng_phys_builder *b, const sql_lop *op, unsigned *id);
+
+#endif

@@ -1,0 +1,289 @@
+/*
+ * test_plan_wire_tpch.c — sql/plan_wire.c on real plans: every TPC-H query
+ * (SF 0.01, made in memory by CALL dbgen) is parsed, bound and optimized
+ * the way a SELECT is, encoded, decoded against the catalog's tables, and
+ *   - the decoded plan prints exactly like the original, and encoding it
+ *     again gives the same bytes;
+ *   - the decoded plan, cut into pipelines and run, gives the official
+ *     answer ($RACKDB_SHARED/tpch/answers/sf0.01, numbers within 0.01).
+ * Also: every proper prefix of an encoding and a wrong magic/version are
+ * refused with an error (08P01 / XX001), not a crash.
+ */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "engine/executor.h"
+#include "engine/instance.h"
+#include "engine/optimize.h"
+#include "rackdb.h"
+#include "sql/bind.h"
+#include "sql/parse.h"
+#include "sql/plan_wire.h"
+#include "test.h"
+
+static rackdb *db;
+static rackdb_session *sess;
+
+static char *slurp(const char *path)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f) return NULL;
+    fseek(f, 0, SEEK_END);
+    long n = ftell(f);
+    fseek(f, 0, SEEK_SET);
+    char *buf = malloc((size_t)n + 1);
+    if (buf && fread(buf, 1, (size_t)n, f) != (size_t)n) {
+        free(buf);
+        buf = NULL;
+    }
+    if (buf) buf[n] = '\0';
+    fclose(f);
+    return buf;
+}
+
+static sto_status lookup(void *arg, const char *name, sto_table **table, uint64_t *rows,
+                         const sto_column_stats **stats)
+{
+    eng_catalog *c = arg;
+    *table = eng_catalog_table(c, name);
+    *rows = *table ? sto_table_rows(*table) : 0;
+    *stats = *table ? (*table)->stats : NULL;
+    return STO_OK;
+}
+
+/* Runs a plan the way a SELECT does; *out has its rows. */
+static sto_status run_plan(const sql_plan *plan, rackdb_result **out)
+{
+    eng_physical *ph = NULL;
+    eng_exec_shared *shared = NULL;
+    eng_mem *mem = NULL;
+    eng_query_stats stats = {0};
+    eng_rowset rows = {0};
+    eng_exec_strings *strings = NULL;
+    sto_schema *schema = NULL;
+    *out = NULL;
+    uint32_t n = plan->ncols;
+    const char **names = calloc(n, sizeof(*names));
+    char(*tmp)[16] = calloc(n, sizeof(*tmp));
+    sto_type *types = calloc(n, sizeof(*types));
+    sto_status st = (!names || !tmp || !types) ? sto_error_oom() : STO_OK;
+    for (uint32_t i = 0; !st && i < n; i++) {
+        snprintf(tmp[i], sizeof(tmp[i]), "c%u", i + 1);
+        names[i] = tmp[i];
+        types[i] = sql_plan_col(plan->ctx, plan->cols[i])->type;
+    }
+    if (!st) st = eng_physical_build(plan, &ph);
+    if (!st) st = eng_exec_shared_get(sess->db, &shared);
+    if (!st) st = eng_mem_create("query", 0, shared->mem, &mem);
+    if (!st) {
+        eng_exec_env env = {shared, 2, mem, &sess->cancel, false};
+        st = eng_exec_physical(&env, ph, &stats, &rows, &strings);
+    }
+    if (!st) st = sto_schema_new(n, names, types, NULL, &schema);
+    if (!st) st = eng_result_new_rows(schema, out);
+    if (!st) st = eng_rowset_to_result(&rows, n, ph->result_slots, *out, &sess->cancel);
+    eng_rowset_free(&rows);
+    eng_exec_strings_free(strings);
+    eng_query_stats_free(&stats);
+    eng_mem_destroy(mem);
+    sto_schema_free(schema);
+    free(names);
+    free(tmp);
+    free(types);
+    return st;
+}
+
+static int field_matches(const char *a, const char *b)
+{
+    char *ea, *eb;
+    double x = strtod(a, &ea), y = strtod(b, &eb);
+    if (*a && *b && !*ea && !*eb) return fabs(x - y) <= 0.01;
+    return strcmp(a, b) == 0;
+}
+
+/* Mismatches between r and the answer file's text. */
+static int compare(int q, rackdb_result *r, char *answer)
+{
+    int bad = 0;
+    uint64_t rows = rackdb_result_row_count(r);
+    uint32_t nc = rackdb_result_column_count(r);
+    char *save_line = NULL, *line = strtok_r(answer, "\n", &save_line);
+    for (uint64_t i = 0; i < rows; i++) {
+        if (!line) {
+            fprintf(stderr, "q%02d: more rows than the answer\n", q);
+            return bad + 1;
+        }
+        char *save = NULL, *field = strtok_r(line, "|", &save);
+        for (uint32_t c = 0; c < nc; c++) {
+            const char *ours = rackdb_result_text(r, i, c);
+            if (!ours) ours = "NULL";
+            if (!field || !field_matches(ours, field)) {
+                fprintf(stderr, "q%02d row %llu col %u: %s vs %s\n", q, (unsigned long long)i + 1,
+                        c + 1, ours, field ? field : "(none)");
+                bad++;
+            }
+            field = strtok_r(NULL, "|", &save);
+        }
+        line = strtok_r(NULL, "\n", &save_line);
+    }
+    if (line) {
+        fprintf(stderr, "q%02d: fewer rows than the answer\n", q);
+        bad++;
+    }
+    return bad;
+}
+
+/* Damaged copies of a real encoding: every proper prefix, a wrong magic and
+ * a wrong version must fail cleanly. */
+static void check_damage(const uint8_t *bytes, size_t len)
+{
+    sql_plan *p = NULL;
+    int refused = 0;
+    size_t step = len / 200 + 1;
+    for (size_t n = 0; n < len; n += step) {
+        sto_status st = sql_plan_decode(bytes, n, NULL, NULL, &p);
+        if (st && (!strcmp(st->sqlstate, "XX001") || !strcmp(st->sqlstate, "08P01")))
+            refused++;
+        else
+            fprintf(stderr, "prefix of %zu bytes: %s\n", n, st ? st->sqlstate : "accepted");
+        sto_status_free(st);
+        sql_plan_decoded_free(st ? NULL : p);
+    }
+    CHECK_EQ_INT(refused, (int)((len + step - 1) / step));
+    uint8_t *copy = malloc(len);
+    REQUIRE(copy);
+    memcpy(copy, bytes, len);
+    copy[0] = 'X';
+    sto_status st = sql_plan_decode(copy, len, NULL, NULL, &p);
+    CHECK(st && !strcmp(st->sqlstate, "08P01"));
+    sto_status_free(st);
+    memcpy(copy, bytes, len);
+    copy[4] = 99;
+    st = sql_plan_decode(copy, len, NULL, NULL, &p);
+    CHECK(st && !strcmp(st->sqlstate, "08P01") && strstr(st->message, "version 99"));
+    sto_status_free(st);
+    free(copy);
+}
+
+/* One SELECT: plan, round trip, compare printouts, run the decoded plan. */
+static int check_select(int q, const char *text, const sql_stmt *stmt, char *answer)
+{
+    rackdb_session *s = sess;
+    eng_catalog *cat = s->db->catalog;
+    sql_arena *arena = sql_arena_create();
+    sql_plan *plan = NULL, *back = NULL;
+    uint8_t *bytes = NULL, *again = NULL;
+    size_t len = 0, len2 = 0;
+    char *p1 = NULL, *p2 = NULL;
+    rackdb_result *r = NULL;
+    int bad = 0;
+    (void)text;
+    eng_catalog_read_lock(cat);
+    sql_catalog ci = eng_catalog_iface(cat);
+    sto_status st = sql_bind_query(arena, &ci, stmt->query, &plan);
+    eng_opt_settings os = eng_opt_settings_default();
+    os.threads = 2;
+    if (!st) st = eng_optimize(plan, &os);
+    if (!st) st = sql_plan_encode(plan, &bytes, &len);
+    if (!st) st = sql_plan_decode(bytes, len, lookup, cat, &back);
+    if (!st) st = sql_plan_encode(back, &again, &len2);
+    if (!st) {
+        p1 = sql_plan_to_string(plan);
+        p2 = sql_plan_to_string(back);
+        CHECK(p1 && p2);
+        if (p1 && p2 && strcmp(p1, p2) != 0) {
+            fprintf(stderr, "q%02d: decoded plan prints differently:\n%s\n---\n%s\n", q, p1, p2);
+            bad++;
+        }
+        if (len != len2 || memcmp(bytes, again, len) != 0) {
+            fprintf(stderr, "q%02d: re-encoding differs (%zu vs %zu bytes)\n", q, len, len2);
+            bad++;
+        }
+        if (q == 2) check_damage(bytes, len);
+        st = run_plan(back, &r);
+    }
+    if (!st) bad += compare(q, r, answer);
+    if (!st && !bad)
+        printf("q%02d: %zu bytes, %llu rows match\n", q, len,
+               (unsigned long long)rackdb_result_row_count(r));
+    eng_catalog_unlock(cat);
+    if (st) {
+        fprintf(stderr, "q%02d: %s %s\n", q, st->sqlstate, st->message);
+        sto_status_free(st);
+        bad++;
+    }
+    rackdb_result_free(r);
+    free(p1);
+    free(p2);
+    free(bytes);
+    free(again);
+    sql_plan_decoded_free(back);
+    sql_arena_destroy(arena);
+    return bad;
+}
+
+/* Runs a query file: SELECTs through the round trip, other statements
+ * (q15's view) as usual. */
+static int check_query(int q)
+{
+    const char *shared = getenv("RACKDB_SHARED");
+    if (!shared) shared = "/work/shared";
+    char path[512];
+    snprintf(path, sizeof(path), "%s/tpch/queries/q%02d.sql", shared, q);
+    char *sql = slurp(path);
+    snprintf(path, sizeof(path), "%s/tpch/answers/sf0.01/q%02d.csv", shared, q);
+    char *answer = slurp(path);
+    sql_arena *arena = sql_arena_create();
+    sql_stmt_list *list = NULL;
+    int bad = 0;
+    if (!sql || !answer || !arena || sql_parse(arena, sql, &list) != STO_OK) {
+        fprintf(stderr, "q%02d: cannot read or parse\n", q);
+        bad = 1;
+    }
+    for (int i = 0; !bad && i < list->count; i++) {
+        const sql_stmt *stmt = list->items[i];
+        if (stmt->kind == SQL_STMT_SELECT) {
+            bad += check_select(q, sql, stmt, answer);
+            continue;
+        }
+        char *one = strndup(sql + stmt->text_start, (size_t)(stmt->text_end - stmt->text_start));
+        rackdb_result *r = NULL;
+        rackdb_error *e = NULL;
+        if (rackdb_exec(sess, one, &r, &e) != RACKDB_OK) {
+            fprintf(stderr, "q%02d: %s\n", q, rackdb_error_message(e));
+            rackdb_error_free(e);
+            bad++;
+        }
+        rackdb_result_free(r);
+        free(one);
+    }
+    sql_arena_destroy(arena);
+    free(sql);
+    free(answer);
+    return bad;
+}
+
+static void test_all_queries(void)
+{
+    for (int q = 1; q <= 22; q++)
+        CHECK_EQ_INT(check_query(q), 0);
+}
+
+int main(void)
+{
+    rackdb_error *e = NULL;
+    rackdb_result *r = NULL;
+    if (rackdb_open(NULL, &db, &e) != RACKDB_OK ||
+        rackdb_session_open(db, &sess, &e) != RACKDB_OK ||
+        rackdb_exec(sess, "CALL dbgen(sf = 0.01)", &r, &e) != RACKDB_OK) {
+        fprintf(stderr, "setup: %s\n", e ? rackdb_error_message(e) : "?");
+        return 1;
+    }
+    rackdb_result_free(r);
+    RUN(test_all_queries);
+    rackdb_session_close(sess);
+    rackdb_close(db);
+    return TEST_REPORT();
+}
