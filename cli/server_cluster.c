@@ -278,6 +278,21 @@ static void set_running(cli_cluster *c, rackdb_session *s)
     pthread_mutex_unlock(&c->lock);
 }
 
+/* Waits on c->cond (c->lock held) for at most ms milliseconds (< 1000):
+ * the loops that call it also look at what no one signals, such as the
+ * multiplexer's health. */
+static void wait_cond(cli_cluster *c, long ms)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    ts.tv_nsec += ms * 1000000L;
+    if (ts.tv_nsec >= 1000000000L) {
+        ts.tv_sec++;
+        ts.tv_nsec -= 1000000000L;
+    }
+    pthread_cond_timedwait(&c->cond, &c->lock, &ts);
+}
+
 /* The guard thread: interrupts the running statement once the multiplexer
  * has failed. */
 static void *guard_main(void *arg)
@@ -293,14 +308,7 @@ static void *guard_main(void *arg)
                 sto_status_free(st);
             }
         }
-        struct timespec ts;
-        clock_gettime(CLOCK_REALTIME, &ts);
-        ts.tv_nsec += 50 * 1000000L;
-        if (ts.tv_nsec >= 1000000000L) {
-            ts.tv_sec++;
-            ts.tv_nsec -= 1000000000L;
-        }
-        pthread_cond_timedwait(&c->cond, &c->lock, &ts);
+        wait_cond(c, 50);
     }
     pthread_mutex_unlock(&c->lock);
     return NULL;
@@ -476,14 +484,7 @@ static void watch(cli_cluster *c, mux_ctx *x)
             sto_status_free(st);
             break;
         }
-        struct timespec ts;
-        clock_gettime(CLOCK_REALTIME, &ts);
-        ts.tv_nsec += 100 * 1000000L;
-        if (ts.tv_nsec >= 1000000000L) {
-            ts.tv_sec++;
-            ts.tv_nsec -= 1000000000L;
-        }
-        pthread_cond_timedwait(&c->cond, &c->lock, &ts);
+        wait_cond(c, 100);
     }
     pthread_mutex_unlock(&c->lock);
 }
@@ -775,14 +776,7 @@ static sto_status run_query(cli_cluster *c, rackdb_session *s, const char *text,
             rackdb_interrupt(j->s);
             mux_abort(j->x, "canceling statement due to user request");
         }
-        struct timespec ts;
-        clock_gettime(CLOCK_REALTIME, &ts);
-        ts.tv_nsec += 50 * 1000000L;
-        if (ts.tv_nsec >= 1000000000L) {
-            ts.tv_sec++;
-            ts.tv_nsec -= 1000000000L;
-        }
-        pthread_cond_timedwait(&c->cond, &c->lock, &ts);
+        wait_cond(c, 50);
     }
     pthread_mutex_unlock(&c->lock);
     st = j->st;

@@ -9,8 +9,6 @@
  * eng_exec_env.dist. The coordinator copies the last pipeline's rows into a
  * result; the other servers' last pipelines read no rows that count.
  */
-#include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
 
 #include "engine/dist.h"
@@ -60,46 +58,6 @@ char *eng_dist_explain(const sql_plan *plan)
     return eng_plan_explain_logical(plan);
 }
 
-/* A result shaped like the plan's output (the names may repeat, which a
- * schema does not allow: they are set after). */
-static sto_status new_result(const sql_plan *plan, rackdb_result **out)
-{
-    uint32_t n = plan->ncols;
-    const char **names = calloc(n ? n : 1, sizeof(*names));
-    char(*tmp)[16] = calloc(n ? n : 1, sizeof(*tmp));
-    sto_type *types = calloc(n ? n : 1, sizeof(*types));
-    sto_schema *schema = NULL;
-    sto_status st = (!names || !tmp || !types) ? sto_error_oom() : STO_OK;
-    for (uint32_t i = 0; !st && i < n; i++) {
-        snprintf(tmp[i], sizeof(tmp[i]), "c%u", i + 1);
-        names[i] = tmp[i];
-        types[i] = sql_plan_col(plan->ctx, plan->cols[i])->type;
-    }
-    if (!st) st = sto_schema_new(n, names, types, NULL, &schema);
-    if (!st) st = eng_result_new_rows(schema, out);
-    if (!st) {
-        sto_schema *rs = (sto_schema *)eng_result_schema(*out);
-        for (uint32_t i = 0; i < n && !st; i++) {
-            char *name = strdup(plan->names[i] ? plan->names[i] : "?column?");
-            if (!name) {
-                st = sto_error_oom();
-                break;
-            }
-            free(rs->cols[i].name);
-            rs->cols[i].name = name;
-        }
-        if (st) {
-            rackdb_result_free(*out);
-            *out = NULL;
-        }
-    }
-    sto_schema_free(schema);
-    free(names);
-    free(tmp);
-    free(types);
-    return st;
-}
-
 sto_status eng_dist_run(rackdb_session *s, mux_ctx *mux, const sql_plan *plan, uint32_t query_id,
                         int coordinator, rackdb_result **out)
 {
@@ -144,13 +102,7 @@ sto_status eng_dist_run(rackdb_session *s, mux_ctx *mux, const sql_plan *plan, u
         if (st) mux_abort(mux, st->message);
     }
     if (!st && mux_rank(mux) == coordinator) {
-        st = new_result(plan, out);
-        if (!st) st = eng_rowset_to_result(&rows, plan->ncols, ph->result_slots, *out, &s->cancel);
-        if (!st) eng_result_set_compile_ms(*out, stats.compile_ms);
-        if (st && *out) {
-            rackdb_result_free(*out);
-            *out = NULL;
-        }
+        st = eng_plan_result(plan, ph, &rows, stats.compile_ms, &s->cancel, out);
     }
     eng_rowset_free(&rows);
     eng_exec_strings_free(strings);

@@ -129,6 +129,20 @@ static sto_status new_result(const sql_plan *plan, eng_result **out)
     return st;
 }
 
+sto_status eng_plan_result(const sql_plan *plan, const eng_physical *ph, const eng_rowset *rows,
+                           double compile_ms, atomic_int *cancel, eng_result **out)
+{
+    *out = NULL;
+    sto_status st = new_result(plan, out);
+    if (!st) st = eng_rowset_to_result(rows, plan->ncols, ph->result_slots, *out, cancel);
+    if (!st) eng_result_set_compile_ms(*out, compile_ms);
+    if (st && *out) {
+        rackdb_result_free(*out);
+        *out = NULL;
+    }
+    return st;
+}
+
 static sto_status run_select(eng_stmt_ctx *ctx, const sql_query *ast, eng_result **out)
 {
     eng_catalog *c = ctx->session->db->catalog;
@@ -137,16 +151,8 @@ static sto_status run_select(eng_stmt_ctx *ctx, const sql_query *ast, eng_result
     sto_status st = query_prepare(ctx, ast, &q);
     if (!st) st = query_plan(&q);
     if (!st) st = query_run(ctx, &q, false);
-    if (!st) st = new_result(q.plan, out);
-    if (!st) {
-        st = eng_rowset_to_result(&q.rows, q.plan->ncols, q.ph->result_slots, *out,
-                                  &ctx->session->cancel);
-        if (st) {
-            rackdb_result_free(*out);
-            *out = NULL;
-        }
-    }
-    if (!st) eng_result_set_compile_ms(*out, q.stats.compile_ms);
+    if (!st)
+        st = eng_plan_result(q.plan, q.ph, &q.rows, q.stats.compile_ms, &ctx->session->cancel, out);
     query_free(&q);
     eng_catalog_unlock(c);
     return st;

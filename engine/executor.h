@@ -97,6 +97,12 @@ sto_status eng_exec_query(eng_stmt_ctx *ctx, const sql_stmt *stmt, eng_result **
  * for COPY (query) TO. Takes the catalog's read lock itself. */
 sto_status eng_query_to_table(eng_stmt_ctx *ctx, const sql_query *query, sto_table **out);
 
+/* The rows that ran ph, the physical plan of plan, as a new result with
+ * the plan's column names and types (exec_query.c; also the coordinator's
+ * result of a distributed plan). *out is NULL on error. */
+sto_status eng_plan_result(const sql_plan *plan, const eng_physical *ph, const eng_rowset *rows,
+                           double compile_ms, atomic_int *cancel, eng_result **out);
+
 /* The physical plan as text (explain.c): one line per operator, indented
  * under the pipeline that runs it, with estimated rows; with stats (EXPLAIN
  * ANALYZE) also actual rows, time and compile time per pipeline. malloc'd. */

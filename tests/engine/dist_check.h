@@ -1,15 +1,14 @@
 /*
- * dist_check.h — what the distributed execution tests share: reading the
- * TPC-H queries and answers, a multiplexer over loopback, running one query
- * file through eng_dist_plan / eng_dist_run, and comparing the coordinator's
- * rows with the official answer (numbers within 0.01, strings exactly, in
- * order). Included by tests/engine/test_dist_*.c (each a program of its own).
+ * dist_check.h — what the distributed execution tests share: a multiplexer
+ * over loopback and walking a TPC-H query file statement by statement
+ * (reading the file and checking the coordinator's rows against the
+ * official answer come from tpch_check.h). Included by
+ * tests/engine/test_dist_*.c (each a program of its own).
  */
 #ifndef RACKDB_TESTS_DIST_CHECK_H
 #define RACKDB_TESTS_DIST_CHECK_H
 
 #include <arpa/inet.h>
-#include <math.h>
 #include <netinet/in.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -22,36 +21,7 @@
 #include "engine/instance.h"
 #include "net/mux/mux.h"
 #include "rackdb.h"
-
-static char *dc_slurp(const char *path)
-{
-    FILE *f = fopen(path, "rb");
-    if (!f) return NULL;
-    fseek(f, 0, SEEK_END);
-    long n = ftell(f);
-    fseek(f, 0, SEEK_SET);
-    char *buf = malloc((size_t)n + 1);
-    if (buf && fread(buf, 1, (size_t)n, f) != (size_t)n) {
-        free(buf);
-        buf = NULL;
-    }
-    if (buf) buf[n] = '\0';
-    fclose(f);
-    return buf;
-}
-
-static const char *dc_shared(void)
-{
-    const char *s = getenv("RACKDB_SHARED");
-    return s ? s : "/work/shared";
-}
-
-static char *dc_query_text(int q)
-{
-    char path[512];
-    snprintf(path, sizeof(path), "%s/tpch/queries/q%02d.sql", dc_shared(), q);
-    return dc_slurp(path);
-}
+#include "tpch_check.h"
 
 /* A loopback port nobody listens on right now. */
 static int dc_free_port(void)
@@ -68,57 +38,6 @@ static int dc_free_port(void)
         port = ntohs(a.sin_port);
     if (fd >= 0) close(fd);
     return port;
-}
-
-/* Whether field a (ours) matches b (the answer). */
-static int dc_field_matches(const char *a, const char *b)
-{
-    if (!a) a = "NULL";
-    char *ea, *eb;
-    double x = strtod(a, &ea), y = strtod(b, &eb);
-    if (*a && *b && !*ea && !*eb) return fabs(x - y) <= 0.01;
-    return strcmp(a, b) == 0;
-}
-
-/* Mismatches of r against the answer of query q. */
-static int dc_compare(int q, rackdb_result *r)
-{
-    char path[512];
-    snprintf(path, sizeof(path), "%s/tpch/answers/sf0.01/q%02d.csv", dc_shared(), q);
-    char *answer = dc_slurp(path);
-    if (!answer) {
-        fprintf(stderr, "cannot read %s\n", path);
-        return 1;
-    }
-    int bad = 0;
-    uint64_t rows = rackdb_result_row_count(r);
-    uint32_t nc = rackdb_result_column_count(r);
-    char *save_line = NULL, *line = strtok_r(answer, "\n", &save_line);
-    for (uint64_t i = 0; i < rows; i++) {
-        if (!line) {
-            fprintf(stderr, "q%02d: more rows than the answer\n", q);
-            bad++;
-            break;
-        }
-        char *save = NULL, *field = strtok_r(line, "|", &save);
-        for (uint32_t c = 0; c < nc; c++) {
-            const char *ours = rackdb_result_text(r, i, c);
-            if (!field || !dc_field_matches(ours, field)) {
-                if (bad < 5)
-                    fprintf(stderr, "q%02d row %llu col %u: %s vs %s\n", q,
-                            (unsigned long long)i + 1, c + 1, ours, field ? field : "(none)");
-                bad++;
-            }
-            field = strtok_r(NULL, "|", &save);
-        }
-        line = strtok_r(NULL, "\n", &save_line);
-    }
-    if (line) {
-        fprintf(stderr, "q%02d: fewer rows (%llu) than the answer\n", q, (unsigned long long)rows);
-        bad++;
-    }
-    free(answer);
-    return bad;
 }
 
 /* Runs a statement that is not a query (CREATE VIEW, DROP VIEW) here. */
@@ -152,6 +71,34 @@ static bool dc_is_select(const char *text, size_t len)
 {
     size_t b = eng_blank_prefix(text, len);
     return len - b >= 6 && strncasecmp(text + b, "select", 6) == 0;
+}
+
+/* The next SELECT of the query file at *p (malloc'd; NULL at the
+ * end), moving *p past it. Statements before it that are not
+ * queries (q15's CREATE VIEW, DROP VIEW) run on s; their failures, and a
+ * statement that cannot be copied, are added to *bad. */
+static char *dc_next_select(rackdb_session *s, const char **p, int *bad)
+{
+    while (**p) {
+        size_t n = dc_stmt_length(*p);
+        char *stmt = strndup(*p, n);
+        *p += n;
+        if (!stmt) {
+            (*bad)++;
+            continue;
+        }
+        if (dc_blank(stmt, n)) {
+            free(stmt);
+            continue;
+        }
+        if (!dc_is_select(stmt, n)) {
+            *bad += dc_exec(s, stmt);
+            free(stmt);
+            continue;
+        }
+        return stmt;
+    }
+    return NULL;
 }
 
 /* A multiplexer for rank `rank` of the cluster text; workers = 2 as

@@ -117,6 +117,36 @@ static inline sql_catalog ocat_iface(opt_catalog *c)
     return cat;
 }
 
+/* The text of TPC-H query file qNN.sql (malloc'd), or NULL (reported). */
+static inline char *ocat_query_text(int q)
+{
+    char path[1024];
+    snprintf(path, sizeof(path), "%s/tpch/queries/q%02d.sql", test_shared_dir(), q);
+    char *text = tcat_read_file(path);
+    if (!text) fprintf(stderr, "cannot read %s\n", path);
+    return text;
+}
+
+/* Parses the text of one TPC-H query (q15: CREATE VIEW; SELECT; DROP VIEW),
+ * keeping c's views up to date, and binds its SELECT through iface (NULL:
+ * ocat_iface(c); a test that attaches storage to the tables passes its own). */
+static inline sto_status ocat_bind_text(opt_catalog *c, const sql_catalog *iface, sql_arena *a,
+                                        const char *sql, sql_plan **plan)
+{
+    sql_stmt_list *l;
+    sql_catalog own = ocat_iface(c);
+    if (!iface) iface = &own;
+    *plan = NULL;
+    STO_TRY(sql_parse(a, sql, &l));
+    for (int i = 0; i < l->count; i++) {
+        const sql_stmt *s = l->items[i];
+        if (s->kind == SQL_STMT_CREATE_VIEW) tcat_add_view(&c->base, s);
+        if (s->kind == SQL_STMT_DROP_VIEW) tcat_drop_view(&c->base, s->drop.name);
+        if (s->kind == SQL_STMT_SELECT) STO_TRY(sql_bind_query(a, iface, s->query, plan));
+    }
+    return STO_OK;
+}
+
 /* The schema of table `name` in the base catalog, or NULL. */
 static inline const sto_schema *ocat_schema(opt_catalog *c, const char *name)
 {

@@ -61,33 +61,36 @@ static bool read_all(int fd, void *p, size_t n)
     return true;
 }
 
+/* Rank 0's half of shipping a plan: plans sql for n servers and sends
+ * every other rank the encoding's length, then (with_bytes) the encoding;
+ * a length of 0 tells them rank 0 could not plan it. Failed writes are
+ * added to *bad. */
+static sto_status ship_plan(rackdb_session *s, int n, const int *to, const char *sql,
+                            bool with_bytes, sql_plan **plan, int *bad)
+{
+    uint8_t *bytes = NULL;
+    size_t nbytes = 0;
+    sto_status st = eng_dist_plan(s, sql, n, plan);
+    if (!st) st = sql_plan_encode(*plan, &bytes, &nbytes);
+    uint64_t len64 = st ? 0 : nbytes;
+    for (int r = 1; r < n; r++)
+        if (!write_all(to[r], &len64, 8) ||
+            (with_bytes && len64 && !write_all(to[r], bytes, nbytes)))
+            (*bad)++;
+    free(bytes);
+    return st;
+}
+
 /* Rank 0: plans, ships and runs query q; returns mismatches. */
 static int coordinate(rackdb_session *s, mux_ctx *mux, int n, const int *to, int q)
 {
-    char *text = dc_query_text(q);
+    char *text = tc_query_text(q);
     if (!text) return 1;
     int bad = 0;
-    for (const char *p = text; *p;) {
-        size_t len = dc_stmt_length(p);
-        char *stmt = strndup(p, len);
-        p += len;
-        if (!stmt || dc_blank(stmt, len)) {
-            free(stmt);
-            continue;
-        }
-        if (!dc_is_select(stmt, len)) {
-            bad += dc_exec(s, stmt);
-            free(stmt);
-            continue;
-        }
+    const char *p = text;
+    for (char *stmt; (stmt = dc_next_select(s, &p, &bad));) {
         sql_plan *plan = NULL;
-        uint8_t *bytes = NULL;
-        size_t nbytes = 0;
-        sto_status st = eng_dist_plan(s, stmt, n, &plan);
-        if (!st) st = sql_plan_encode(plan, &bytes, &nbytes);
-        uint64_t len64 = st ? 0 : nbytes;
-        for (int r = 1; r < n; r++)
-            if (!write_all(to[r], &len64, 8) || (len64 && !write_all(to[r], bytes, nbytes))) bad++;
+        sto_status st = ship_plan(s, n, to, stmt, true, &plan, &bad);
         rackdb_result *res = NULL;
         if (!st) st = eng_dist_run(s, mux, plan, (uint32_t)q, 0, &res);
         if (st) {
@@ -95,10 +98,9 @@ static int coordinate(rackdb_session *s, mux_ctx *mux, int n, const int *to, int
             sto_status_free(st);
             bad++;
         } else {
-            bad += res ? dc_compare(q, res) : 1;
+            bad += res ? tc_check_answer(q, res) : 1;
         }
         rackdb_result_free(res);
-        free(bytes);
         eng_dist_plan_free(plan);
         free(stmt);
     }
@@ -113,14 +115,8 @@ static int coordinate_only0(rackdb_session *s, mux_ctx *mux, int n, const int *t
                             const char *sql, const char *want)
 {
     sql_plan *plan = NULL;
-    uint8_t *bytes = NULL;
-    size_t nbytes = 0;
-    sto_status st = eng_dist_plan(s, sql, n, &plan);
-    if (!st) st = sql_plan_encode(plan, &bytes, &nbytes);
-    uint64_t len64 = st ? 0 : nbytes;
     int bad = 0;
-    for (int r = 1; r < n; r++)
-        if (!write_all(to[r], &len64, 8) || (len64 && !write_all(to[r], bytes, nbytes))) bad++;
+    sto_status st = ship_plan(s, n, to, sql, true, &plan, &bad);
     rackdb_result *res = NULL;
     if (!st) st = eng_dist_run(s, mux, plan, (uint32_t)qid, 0, &res);
     if (st) {
@@ -139,7 +135,6 @@ static int coordinate_only0(rackdb_session *s, mux_ctx *mux, int n, const int *t
         }
     }
     rackdb_result_free(res);
-    free(bytes);
     eng_dist_plan_free(plan);
     return bad;
 }
@@ -172,29 +167,40 @@ static int follow(rackdb *db, rackdb_session *s, mux_ctx *mux, int from, int q)
     return bad;
 }
 
+/* Opens server `rank` of n: its part of the SF 0.01 data (CALL dbgen with
+ * part/parts) and its multiplexer. False, the failure printed, when that
+ * fails. */
+static bool rank_open(int rank, int n, const char *cluster_text, rackdb **db, rackdb_session **s,
+                      mux_cluster *cluster, mux_ctx **mux)
+{
+    rackdb_error *e = NULL;
+    rackdb_result *r = NULL;
+    char gen[96];
+    snprintf(gen, sizeof(gen), "CALL dbgen(sf = 0.01, part = %d, parts = %d)", rank + 1, n);
+    if (rackdb_open(NULL, db, &e) != RACKDB_OK || rackdb_session_open(*db, s, &e) != RACKDB_OK ||
+        rackdb_exec(*s, gen, &r, &e) != RACKDB_OK) {
+        fprintf(stderr, "rank %d setup: %s\n", rank, e ? rackdb_error_message(e) : "?");
+        return false;
+    }
+    rackdb_result_free(r);
+    sto_status st = dc_mux(cluster_text, rank, cluster, mux);
+    if (st) {
+        fprintf(stderr, "rank %d mux: %s\n", rank, st->message);
+        sto_status_free(st);
+        return false;
+    }
+    return true;
+}
+
 /* One server of the cluster; the exit code says how many queries failed. */
 static int run_rank(int rank, int n, const char *cluster_text, const int *to, int from)
 {
     rackdb *db = NULL;
     rackdb_session *s = NULL;
-    rackdb_error *e = NULL;
-    rackdb_result *r = NULL;
-    char gen[96];
-    snprintf(gen, sizeof(gen), "CALL dbgen(sf = 0.01, part = %d, parts = %d)", rank + 1, n);
-    if (rackdb_open(NULL, &db, &e) != RACKDB_OK || rackdb_session_open(db, &s, &e) != RACKDB_OK ||
-        rackdb_exec(s, gen, &r, &e) != RACKDB_OK) {
-        fprintf(stderr, "rank %d setup: %s\n", rank, e ? rackdb_error_message(e) : "?");
-        return 100;
-    }
-    rackdb_result_free(r);
-    dc_exec(s, "SET threads = 1");
     mux_cluster cluster;
     mux_ctx *mux = NULL;
-    sto_status st = dc_mux(cluster_text, rank, &cluster, &mux);
-    if (st) {
-        fprintf(stderr, "rank %d mux: %s\n", rank, st->message);
-        return 100;
-    }
+    if (!rank_open(rank, n, cluster_text, &db, &s, &cluster, &mux)) return 100;
+    dc_exec(s, "SET threads = 1");
     int failed = 0;
     uint64_t total = 0;
     for (int q = 1; q <= 22; q++) {
@@ -243,31 +249,20 @@ static int run_rank_dies(int rank, int n, const char *cluster_text, const int *t
 {
     rackdb *db = NULL;
     rackdb_session *s = NULL;
-    rackdb_error *e = NULL;
-    rackdb_result *r = NULL;
-    char gen[96];
-    snprintf(gen, sizeof(gen), "CALL dbgen(sf = 0.01, part = %d, parts = %d)", rank + 1, n);
-    if (rackdb_open(NULL, &db, &e) != RACKDB_OK || rackdb_session_open(db, &s, &e) != RACKDB_OK ||
-        rackdb_exec(s, gen, &r, &e) != RACKDB_OK)
-        return 100;
-    rackdb_result_free(r);
     mux_cluster cluster;
     mux_ctx *mux = NULL;
-    if (dc_mux(cluster_text, rank, &cluster, &mux)) return 100;
+    if (!rank_open(rank, n, cluster_text, &db, &s, &cluster, &mux)) return 100;
     if (rank == 1) {
         uint64_t len = 0;
         read_all(from, &len, 8);
         _exit(0); /* no goodbye, no exchange done */
     }
-    char *text = dc_query_text(9);
+    /* only the length: rank 1 reads no more before it dies */
+    char *text = tc_query_text(9);
     sql_plan *plan = NULL;
-    uint8_t *bytes = NULL;
-    size_t nbytes = 0;
-    sto_status st = eng_dist_plan(s, text, n, &plan);
-    if (!st) st = sql_plan_encode(plan, &bytes, &nbytes);
-    uint64_t len64 = st ? 0 : nbytes;
-    for (int k = 1; k < n; k++)
-        write_all(to[k], &len64, 8);
+    int unsent = 0;
+    sto_status st = ship_plan(s, n, to, text, false, &plan, &unsent);
+    rackdb_result *r = NULL;
     if (!st) st = eng_dist_run(s, mux, plan, 9, 0, &r);
     int rc = 1;
     if (st) {
@@ -276,7 +271,6 @@ static int run_rank_dies(int rank, int n, const char *cluster_text, const int *t
     }
     sto_status_free(st);
     rackdb_result_free(r);
-    free(bytes);
     free(text);
     eng_dist_plan_free(plan);
     mux_destroy(mux);

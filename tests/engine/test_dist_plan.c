@@ -22,21 +22,6 @@
 
 static opt_catalog cat;
 
-static sto_status bind_text(sql_arena *a, const char *sql, sql_plan **plan)
-{
-    sql_stmt_list *l;
-    sql_catalog iface = ocat_iface(&cat);
-    *plan = NULL;
-    STO_TRY(sql_parse(a, sql, &l));
-    for (int i = 0; i < l->count; i++) {
-        const sql_stmt *s = l->items[i];
-        if (s->kind == SQL_STMT_CREATE_VIEW) tcat_add_view(&cat.base, s);
-        if (s->kind == SQL_STMT_DROP_VIEW) tcat_drop_view(&cat.base, s->drop.name);
-        if (s->kind == SQL_STMT_SELECT) STO_TRY(sql_bind_query(a, &iface, s->query, plan));
-    }
-    return STO_OK;
-}
-
 typedef struct facts {
     int shuffles, broadcasts, gathers;
     int nested;       /* an exchange directly above an exchange */
@@ -70,16 +55,30 @@ static bool gathered_on_top(const sql_lop *op)
     return false;
 }
 
-/* The distributed plan of query q for n servers, its text, its facts. */
-static char *plan_query(int q, int n, facts *f, sql_arena **arena)
+/* The distributed plan of query q for n servers: its text and facts, and
+ * the arena that holds it. */
+typedef struct dist_plan {
+    char *text;
+    facts f;
+    sql_arena *arena;
+} dist_plan;
+
+static void plan_done(dist_plan *d)
 {
-    char path[1024];
-    snprintf(path, sizeof(path), "%s/tpch/queries/q%02d.sql", test_shared_dir(), q);
-    char *text = tcat_read_file(path);
-    if (!text) return NULL;
-    *arena = sql_arena_create();
+    free(d->text);
+    sql_arena_destroy(d->arena);
+}
+
+/* Plans query q for n servers into *d; false (failure reported, nothing
+ * to free) when it cannot. The plan's shape is checked on the way. */
+static bool plan_query(int q, int n, dist_plan *d)
+{
+    memset(d, 0, sizeof(*d));
+    char *text = ocat_query_text(q);
+    if (!text) return false;
+    d->arena = sql_arena_create();
     sql_plan *p = NULL;
-    sto_status st = bind_text(*arena, text, &p);
+    sto_status st = ocat_bind_text(&cat, NULL, d->arena, text, &p);
     free(text);
     eng_opt_settings s = eng_opt_settings_default();
     s.threads = 2;
@@ -88,16 +87,17 @@ static char *plan_query(int q, int n, facts *f, sql_arena **arena)
     if (st) {
         fprintf(stderr, "q%02d: %s\n", q, st->message);
         sto_status_free(st);
-        return NULL;
+        plan_done(d);
+        return false;
     }
-    memset(f, 0, sizeof(*f));
-    inspect(p->root, f);
+    inspect(p->root, &d->f);
     CHECK(gathered_on_top(p->root));
-    CHECK_EQ_INT(f->nested, 0);
-    CHECK_EQ_INT(f->dup_ids, 0);
-    char *out = eng_dist_explain(p);
-    if (out && getenv("RACKDB_DIST_PRINT")) printf("-- q%02d, %d servers\n%s\n", q, n, out);
-    return out;
+    CHECK_EQ_INT(d->f.nested, 0);
+    CHECK_EQ_INT(d->f.dup_ids, 0);
+    d->text = eng_dist_explain(p);
+    if (d->text && getenv("RACKDB_DIST_PRINT")) printf("-- q%02d, %d servers\n%s\n", q, n, d->text);
+    if (!d->text) plan_done(d);
+    return d->text != NULL;
 }
 
 static int count(const char *text, const char *what)
@@ -112,19 +112,16 @@ static int count(const char *text, const char *what)
  * keys, final; then the sort at the coordinator. No broadcast. */
 static void test_q01(void)
 {
-    facts f;
-    sql_arena *a = NULL;
-    char *t = plan_query(1, 3, &f, &a);
-    REQUIRE(t != NULL);
-    CHECK_EQ_INT(f.shuffles, 1);
-    CHECK_EQ_INT(f.broadcasts, 0);
-    CHECK_EQ_INT(f.gathers, 1);
-    CHECK_EQ_INT(f.partial_aggs, 1);
-    CHECK(strstr(t, "SHUFFLE ON l_returnflag") != NULL);
+    dist_plan d;
+    REQUIRE(plan_query(1, 3, &d));
+    CHECK_EQ_INT(d.f.shuffles, 1);
+    CHECK_EQ_INT(d.f.broadcasts, 0);
+    CHECK_EQ_INT(d.f.gathers, 1);
+    CHECK_EQ_INT(d.f.partial_aggs, 1);
+    CHECK(strstr(d.text, "SHUFFLE ON l_returnflag") != NULL);
     /* the sort is above the gather */
-    CHECK(strstr(t, "SORT") < strstr(t, "GATHER"));
-    free(t);
-    sql_arena_destroy(a);
+    CHECK(strstr(d.text, "SORT") < strstr(d.text, "GATHER"));
+    plan_done(&d);
 }
 
 /* Q3: the filtered customers are small next to orders, and customers ⋈
@@ -132,32 +129,26 @@ static void test_q01(void)
  * the top-10 is cut on every server before the gather. */
 static void test_q03(void)
 {
-    facts f;
-    sql_arena *a = NULL;
-    char *t = plan_query(3, 3, &f, &a);
-    REQUIRE(t != NULL);
-    CHECK(f.broadcasts >= 1);
-    CHECK_EQ_INT(f.gathers, 1);
-    CHECK_EQ_INT(count(t, "LIMIT 10"), 2);
-    CHECK(strstr(t, "BROADCAST") != NULL);
-    free(t);
-    sql_arena_destroy(a);
+    dist_plan d;
+    REQUIRE(plan_query(3, 3, &d));
+    CHECK(d.f.broadcasts >= 1);
+    CHECK_EQ_INT(d.f.gathers, 1);
+    CHECK_EQ_INT(count(d.text, "LIMIT 10"), 2);
+    CHECK(strstr(d.text, "BROADCAST") != NULL);
+    plan_done(&d);
 }
 
 /* Q5: region, nation, supplier are small: broadcast; the result is grouped
  * by n_name: pre-aggregated, shuffled on n_name. */
 static void test_q05(void)
 {
-    facts f;
-    sql_arena *a = NULL;
-    char *t = plan_query(5, 3, &f, &a);
-    REQUIRE(t != NULL);
-    CHECK(f.broadcasts >= 1);
-    CHECK(strstr(t, "SHUFFLE ON n_name") != NULL);
-    CHECK_EQ_INT(f.partial_aggs >= 1, 1);
-    CHECK_EQ_INT(f.gathers, 1);
-    free(t);
-    sql_arena_destroy(a);
+    dist_plan d;
+    REQUIRE(plan_query(5, 3, &d));
+    CHECK(d.f.broadcasts >= 1);
+    CHECK(strstr(d.text, "SHUFFLE ON n_name") != NULL);
+    CHECK_EQ_INT(d.f.partial_aggs >= 1, 1);
+    CHECK_EQ_INT(d.f.gathers, 1);
+    plan_done(&d);
 }
 
 /* Q13: customer LEFT JOIN orders: customers' unmatched rows are kept, so
@@ -166,17 +157,14 @@ static void test_q05(void)
  * only the second aggregation (by count) shuffles. */
 static void test_q13(void)
 {
-    facts f;
-    sql_arena *a = NULL;
-    char *t = plan_query(13, 3, &f, &a);
-    REQUIRE(t != NULL);
-    CHECK(strstr(t, "SHUFFLE ON c_custkey") != NULL);
-    CHECK(strstr(t, "SHUFFLE ON o_custkey") != NULL);
-    CHECK_EQ_INT(f.broadcasts, 0);
-    CHECK_EQ_INT(f.shuffles, 3);
-    CHECK_EQ_INT(f.gathers, 1);
-    free(t);
-    sql_arena_destroy(a);
+    dist_plan d;
+    REQUIRE(plan_query(13, 3, &d));
+    CHECK(strstr(d.text, "SHUFFLE ON c_custkey") != NULL);
+    CHECK(strstr(d.text, "SHUFFLE ON o_custkey") != NULL);
+    CHECK_EQ_INT(d.f.broadcasts, 0);
+    CHECK_EQ_INT(d.f.shuffles, 3);
+    CHECK_EQ_INT(d.f.gathers, 1);
+    plan_done(&d);
 }
 
 /* Q18: lineitem grouped by l_orderkey (partial, shuffle, final), the
@@ -184,15 +172,12 @@ static void test_q13(void)
  * top-100 cut on every server before the gather. */
 static void test_q18(void)
 {
-    facts f;
-    sql_arena *a = NULL;
-    char *t = plan_query(18, 3, &f, &a);
-    REQUIRE(t != NULL);
-    CHECK(f.shuffles >= 2);
-    CHECK_EQ_INT(f.gathers, 1);
-    CHECK_EQ_INT(count(t, "LIMIT 100"), 2);
-    free(t);
-    sql_arena_destroy(a);
+    dist_plan d;
+    REQUIRE(plan_query(18, 3, &d));
+    CHECK(d.f.shuffles >= 2);
+    CHECK_EQ_INT(d.f.gathers, 1);
+    CHECK_EQ_INT(count(d.text, "LIMIT 100"), 2);
+    plan_done(&d);
 }
 
 /* Every TPC-H query distributes, for 1 to 4 servers. */
@@ -200,12 +185,10 @@ static void test_all_queries(void)
 {
     for (int n = 1; n <= 4; n++)
         for (int q = 1; q <= 22; q++) {
-            facts f;
-            sql_arena *a = NULL;
-            char *t = plan_query(q, n, &f, &a);
-            CHECK(t != NULL);
-            free(t);
-            sql_arena_destroy(a);
+            dist_plan d;
+            bool ok = plan_query(q, n, &d);
+            CHECK(ok);
+            if (ok) plan_done(&d);
         }
 }
 

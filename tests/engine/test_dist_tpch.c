@@ -24,7 +24,7 @@ static mux_ctx *mux;
 /* Runs query file q through the distributed path; returns mismatches. */
 static int run_query(int q, uint64_t *sent)
 {
-    char *text = dc_query_text(q);
+    char *text = tc_query_text(q);
     if (!text) {
         fprintf(stderr, "cannot read query %d\n", q);
         return 1;
@@ -32,19 +32,8 @@ static int run_query(int q, uint64_t *sent)
     int bad = 0, selects = 0;
     mux_stats before, after;
     mux_get_stats(mux, &before);
-    for (const char *p = text; *p;) {
-        size_t len = dc_stmt_length(p);
-        char *stmt = strndup(p, len);
-        p += len;
-        if (!stmt || dc_blank(stmt, len)) {
-            free(stmt);
-            continue;
-        }
-        if (!dc_is_select(stmt, len)) {
-            bad += dc_exec(sess, stmt);
-            free(stmt);
-            continue;
-        }
+    const char *p = text;
+    for (char *stmt; (stmt = dc_next_select(sess, &p, &bad));) {
         selects++;
         sql_plan *plan = NULL;
         rackdb_result *r = NULL;
@@ -58,7 +47,7 @@ static int run_query(int q, uint64_t *sent)
             fprintf(stderr, "q%02d: no result at the coordinator\n", q);
             bad++;
         } else {
-            bad += dc_compare(q, r);
+            bad += tc_check_answer(q, r);
         }
         rackdb_result_free(r);
         eng_dist_plan_free(plan);
@@ -107,7 +96,7 @@ static void test_plan_for_three_on_one(void)
         for (uint32_t c = 0; c < 3; c++) {
             char a[64];
             snprintf(a, sizeof(a), "%s", rackdb_result_text(want, i, c));
-            CHECK(dc_field_matches(rackdb_result_text(got, i, c), a));
+            CHECK(tc_field_matches(rackdb_result_text(got, i, c), a));
         }
     rackdb_result_free(want);
     rackdb_result_free(got);
@@ -151,10 +140,10 @@ static void test_odd_rows(void)
                     if (wn || gn) continue;
                     char a[256];
                     snprintf(a, sizeof(a), "%s", rackdb_result_text(want, i, c));
-                    if (!dc_field_matches(rackdb_result_text(got, i, c), a))
+                    if (!tc_field_matches(rackdb_result_text(got, i, c), a))
                         fprintf(stderr, "%s: row %llu col %u: %s vs %s\n", queries[k],
                                 (unsigned long long)i, c, rackdb_result_text(got, i, c), a);
-                    CHECK(dc_field_matches(rackdb_result_text(got, i, c), a));
+                    CHECK(tc_field_matches(rackdb_result_text(got, i, c), a));
                 }
         }
         rackdb_result_free(want);
@@ -168,7 +157,7 @@ static void test_odd_rows(void)
  * executor gives Q3's answer. */
 static void test_exchanges_without_cluster(void)
 {
-    char *text = dc_query_text(3);
+    char *text = tc_query_text(3);
     REQUIRE(text != NULL);
     sql_plan *plan = NULL;
     sto_status st = eng_dist_plan(sess, text, 3, &plan);
@@ -291,15 +280,7 @@ static void test_dest_hash(void)
 int main(void)
 {
     signal(SIGPIPE, SIG_IGN);
-    rackdb_error *e = NULL;
-    rackdb_result *r = NULL;
-    if (rackdb_open(NULL, &db, &e) != RACKDB_OK ||
-        rackdb_session_open(db, &sess, &e) != RACKDB_OK ||
-        rackdb_exec(sess, "CALL dbgen(sf = 0.01)", &r, &e) != RACKDB_OK) {
-        fprintf(stderr, "setup: %s\n", e ? rackdb_error_message(e) : "?");
-        return 1;
-    }
-    rackdb_result_free(r);
+    if (!tc_open_sf001(&db, &sess)) return 1;
     dc_exec(sess, "SET threads = 2");
     char cluster_text[64];
     snprintf(cluster_text, sizeof(cluster_text), "127.0.0.1:%d\n", dc_free_port());

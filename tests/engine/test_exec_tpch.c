@@ -7,53 +7,20 @@
  * strings exactly), with 1 and 2 worker threads and with join_algorithm
  * auto, hash, radix and sortmerge.
  */
-#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
-#include <string.h>
 
-#include "rackdb.h"
 #include "test.h"
+#include "tpch_check.h"
 
 static rackdb *db;
 static rackdb_session *sess;
 
-static char *slurp(const char *path)
-{
-    FILE *f = fopen(path, "rb");
-    if (!f) return NULL;
-    fseek(f, 0, SEEK_END);
-    long n = ftell(f);
-    fseek(f, 0, SEEK_SET);
-    char *buf = malloc((size_t)n + 1);
-    if (buf && fread(buf, 1, (size_t)n, f) != (size_t)n) {
-        free(buf);
-        buf = NULL;
-    }
-    if (buf) buf[n] = '\0';
-    fclose(f);
-    return buf;
-}
-
-/* Whether field a (ours) matches b (the answer). */
-static int field_matches(const char *a, const char *b)
-{
-    char *ea, *eb;
-    double x = strtod(a, &ea), y = strtod(b, &eb);
-    if (*a && *b && !*ea && !*eb) return fabs(x - y) <= 0.01;
-    return strcmp(a, b) == 0;
-}
-
 /* Runs query qNN and compares it with the answer; returns mismatches. */
 static int check_query(int n)
 {
-    const char *shared = getenv("RACKDB_SHARED");
-    if (!shared) shared = "/work/shared";
-    char path[512];
-    snprintf(path, sizeof(path), "%s/tpch/queries/q%02d.sql", shared, n);
-    char *sql = slurp(path);
-    snprintf(path, sizeof(path), "%s/tpch/answers/sf0.01/q%02d.csv", shared, n);
-    char *answer = slurp(path);
+    char *sql = tc_query_text(n);
+    char *answer = tc_answer_text(n);
     if (!sql || !answer) {
         fprintf(stderr, "cannot read query or answer %d\n", n);
         free(sql);
@@ -93,32 +60,7 @@ static int check_query(int n)
         fprintf(stderr, "q%02d: no result rows\n", n);
         bad = 1;
     } else if (!bad) {
-        uint64_t rows = rackdb_result_row_count(r);
-        uint32_t nc = rackdb_result_column_count(r);
-        char *line = strtok(answer, "\n");
-        for (uint64_t i = 0; i < rows; i++) {
-            if (!line) {
-                fprintf(stderr, "q%02d: more rows than the answer\n", n);
-                bad++;
-                break;
-            }
-            char *save = NULL, *field = strtok_r(line, "|", &save);
-            for (uint32_t c = 0; c < nc; c++) {
-                const char *ours = rackdb_result_text(r, i, c);
-                if (!ours) ours = "NULL";
-                if (!field || !field_matches(ours, field)) {
-                    fprintf(stderr, "q%02d row %llu col %u: %s vs %s\n", n,
-                            (unsigned long long)i + 1, c + 1, ours, field ? field : "(none)");
-                    bad++;
-                }
-                field = strtok_r(NULL, "|", &save);
-            }
-            line = strtok(NULL, "\n");
-        }
-        if (line) {
-            fprintf(stderr, "q%02d: fewer rows than the answer\n", n);
-            bad++;
-        }
+        bad = tc_compare(n, r, answer);
         rackdb_result_free(r);
     }
     free(sql);
@@ -139,15 +81,9 @@ static void test_all_queries(void)
 
 int main(void)
 {
+    if (!tc_open_sf001(&db, &sess)) return 1;
     rackdb_error *e = NULL;
     rackdb_result *r = NULL;
-    if (rackdb_open(NULL, &db, &e) != RACKDB_OK ||
-        rackdb_session_open(db, &sess, &e) != RACKDB_OK ||
-        rackdb_exec(sess, "CALL dbgen(sf = 0.01)", &r, &e) != RACKDB_OK) {
-        fprintf(stderr, "setup: %s\n", e ? rackdb_error_message(e) : "?");
-        return 1;
-    }
-    rackdb_result_free(r);
     const char *algos[] = {"auto", "hash", "radix", "sortmerge"};
     for (int th = 1; th <= 2; th++)
         for (int a = 0; a < 4; a++) {

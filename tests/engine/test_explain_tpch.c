@@ -53,35 +53,14 @@ static bool tables_init(void)
     return true;
 }
 
-/* Parses the text of one TPC-H query (q15: CREATE VIEW; SELECT; DROP VIEW)
- * and binds its SELECT. */
-static sto_status bind_text(sql_arena *a, const char *sql, sql_plan **plan)
-{
-    sql_stmt_list *l;
-    sql_catalog iface = {&cat, lookup_table, ocat_lookup_view};
-    *plan = NULL;
-    STO_TRY(sql_parse(a, sql, &l));
-    for (int i = 0; i < l->count; i++) {
-        const sql_stmt *s = l->items[i];
-        if (s->kind == SQL_STMT_CREATE_VIEW) tcat_add_view(&cat.base, s);
-        if (s->kind == SQL_STMT_DROP_VIEW) tcat_drop_view(&cat.base, s->drop.name);
-        if (s->kind == SQL_STMT_SELECT) STO_TRY(sql_bind_query(a, &iface, s->query, plan));
-    }
-    return STO_OK;
-}
-
 /* The EXPLAIN text of query q, or NULL (the failure reported). */
 static char *explain_query(int q, sql_arena *a, eng_physical **ph)
 {
-    char path[1024];
-    snprintf(path, sizeof(path), "%s/tpch/queries/q%02d.sql", test_shared_dir(), q);
-    char *sql = tcat_read_file(path);
-    if (!sql) {
-        fprintf(stderr, "cannot read %s\n", path);
-        return NULL;
-    }
+    char *sql = ocat_query_text(q);
+    if (!sql) return NULL;
+    sql_catalog iface = {&cat, lookup_table, ocat_lookup_view};
     sql_plan *p = NULL;
-    sto_status st = bind_text(a, sql, &p);
+    sto_status st = ocat_bind_text(&cat, &iface, a, sql, &p);
     free(sql);
     eng_opt_settings s = eng_opt_settings_default();
     s.threads = 2;

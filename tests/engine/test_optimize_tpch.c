@@ -19,21 +19,6 @@
 
 static opt_catalog cat;
 
-static sto_status bind_text(sql_arena *a, const char *sql, sql_plan **plan)
-{
-    sql_stmt_list *l;
-    sql_catalog iface = ocat_iface(&cat);
-    *plan = NULL;
-    STO_TRY(sql_parse(a, sql, &l));
-    for (int i = 0; i < l->count; i++) {
-        const sql_stmt *s = l->items[i];
-        if (s->kind == SQL_STMT_CREATE_VIEW) tcat_add_view(&cat.base, s);
-        if (s->kind == SQL_STMT_DROP_VIEW) tcat_drop_view(&cat.base, s->drop.name);
-        if (s->kind == SQL_STMT_SELECT) STO_TRY(sql_bind_query(a, &iface, s->query, plan));
-    }
-    return STO_OK;
-}
-
 static sql_walk find_subquery(sql_bexpr **slot, void *arg)
 {
     (void)arg;
@@ -84,11 +69,6 @@ static void inspect(const sql_lop *op, plan_facts *f)
     inspect(op->right, f);
 }
 
-static char *read_file(const char *path)
-{
-    return tcat_read_file(path);
-}
-
 static void test_tpch_plans(void)
 {
     const char *src = getenv("RACKDB_SOURCE");
@@ -97,13 +77,11 @@ static void test_tpch_plans(void)
     eng_opt_settings s = eng_opt_settings_default();
     s.threads = 2;
     for (int q = 1; q <= 22; q++) {
-        char path[1024];
-        snprintf(path, sizeof(path), "%s/tpch/queries/q%02d.sql", test_shared_dir(), q);
-        char *text = read_file(path);
+        char *text = ocat_query_text(q);
         REQUIRE(text != NULL);
         sql_arena *a = sql_arena_create();
         sql_plan *p = NULL;
-        sto_status st = bind_text(a, text, &p);
+        sto_status st = ocat_bind_text(&cat, NULL, a, text, &p);
         free(text);
         if (st) fprintf(stderr, "q%02d: %s\n", q, st->message);
         CHECK(st == NULL && p != NULL);
@@ -128,6 +106,7 @@ static void test_tpch_plans(void)
         CHECK_EQ_INT(f.unestimated, 0);
         char *got = eng_plan_explain_logical(p);
         CHECK(got != NULL);
+        char path[1024];
         snprintf(path, sizeof(path), "%s/tests/engine/plans/q%02d.plan", src, q);
         if (got && update) {
             FILE *fp = fopen(path, "w");
@@ -137,7 +116,7 @@ static void test_tpch_plans(void)
                 fclose(fp);
             }
         } else if (got) {
-            char *want = read_file(path);
+            char *want = tcat_read_file(path);
             if (!want) fprintf(stderr, "missing %s\n", path);
             if (want && strcmp(want, got) != 0)
                 fprintf(stderr, "q%02d plan differs from %s; got:\n%s", q, path, got);
@@ -154,14 +133,12 @@ static void test_tpch_plans(void)
 static void test_rule_combinations(void)
 {
     for (int q = 1; q <= 22; q++) {
-        char path[1024];
-        snprintf(path, sizeof(path), "%s/tpch/queries/q%02d.sql", test_shared_dir(), q);
-        char *text = read_file(path);
+        char *text = ocat_query_text(q);
         REQUIRE(text != NULL);
         for (unsigned bits = 0; bits < 32; bits++) {
             sql_arena *a = sql_arena_create();
             sql_plan *p = NULL;
-            sto_status st = bind_text(a, text, &p);
+            sto_status st = ocat_bind_text(&cat, NULL, a, text, &p);
             CHECK(st == NULL && p != NULL);
             sto_status_free(st);
             if (p) {

@@ -9,7 +9,6 @@
  * Also: every proper prefix of an encoding and a wrong magic/version are
  * refused with an error (08P01 / XX001), not a crash.
  */
-#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -22,26 +21,10 @@
 #include "sql/parse.h"
 #include "sql/plan_wire.h"
 #include "test.h"
+#include "tpch_check.h"
 
 static rackdb *db;
 static rackdb_session *sess;
-
-static char *slurp(const char *path)
-{
-    FILE *f = fopen(path, "rb");
-    if (!f) return NULL;
-    fseek(f, 0, SEEK_END);
-    long n = ftell(f);
-    fseek(f, 0, SEEK_SET);
-    char *buf = malloc((size_t)n + 1);
-    if (buf && fread(buf, 1, (size_t)n, f) != (size_t)n) {
-        free(buf);
-        buf = NULL;
-    }
-    if (buf) buf[n] = '\0';
-    fclose(f);
-    return buf;
-}
 
 static sto_status lookup(void *arg, const char *name, sto_table **table, uint64_t *rows,
                          const sto_column_stats **stats)
@@ -93,46 +76,6 @@ static sto_status run_plan(const sql_plan *plan, rackdb_result **out)
     free(tmp);
     free(types);
     return st;
-}
-
-static int field_matches(const char *a, const char *b)
-{
-    char *ea, *eb;
-    double x = strtod(a, &ea), y = strtod(b, &eb);
-    if (*a && *b && !*ea && !*eb) return fabs(x - y) <= 0.01;
-    return strcmp(a, b) == 0;
-}
-
-/* Mismatches between r and the answer file's text. */
-static int compare(int q, rackdb_result *r, char *answer)
-{
-    int bad = 0;
-    uint64_t rows = rackdb_result_row_count(r);
-    uint32_t nc = rackdb_result_column_count(r);
-    char *save_line = NULL, *line = strtok_r(answer, "\n", &save_line);
-    for (uint64_t i = 0; i < rows; i++) {
-        if (!line) {
-            fprintf(stderr, "q%02d: more rows than the answer\n", q);
-            return bad + 1;
-        }
-        char *save = NULL, *field = strtok_r(line, "|", &save);
-        for (uint32_t c = 0; c < nc; c++) {
-            const char *ours = rackdb_result_text(r, i, c);
-            if (!ours) ours = "NULL";
-            if (!field || !field_matches(ours, field)) {
-                fprintf(stderr, "q%02d row %llu col %u: %s vs %s\n", q, (unsigned long long)i + 1,
-                        c + 1, ours, field ? field : "(none)");
-                bad++;
-            }
-            field = strtok_r(NULL, "|", &save);
-        }
-        line = strtok_r(NULL, "\n", &save_line);
-    }
-    if (line) {
-        fprintf(stderr, "q%02d: fewer rows than the answer\n", q);
-        bad++;
-    }
-    return bad;
 }
 
 /* Damaged copies of a real encoding: every proper prefix, a wrong magic and
@@ -204,7 +147,7 @@ static int check_select(int q, const char *text, const sql_stmt *stmt, char *ans
         if (q == 2) check_damage(bytes, len);
         st = run_plan(back, &r);
     }
-    if (!st) bad += compare(q, r, answer);
+    if (!st) bad += tc_compare(q, r, answer);
     if (!st && !bad)
         printf("q%02d: %zu bytes, %llu rows match\n", q, len,
                (unsigned long long)rackdb_result_row_count(r));
@@ -228,13 +171,8 @@ static int check_select(int q, const char *text, const sql_stmt *stmt, char *ans
  * (q15's view) as usual. */
 static int check_query(int q)
 {
-    const char *shared = getenv("RACKDB_SHARED");
-    if (!shared) shared = "/work/shared";
-    char path[512];
-    snprintf(path, sizeof(path), "%s/tpch/queries/q%02d.sql", shared, q);
-    char *sql = slurp(path);
-    snprintf(path, sizeof(path), "%s/tpch/answers/sf0.01/q%02d.csv", shared, q);
-    char *answer = slurp(path);
+    char *sql = tc_query_text(q);
+    char *answer = tc_answer_text(q);
     sql_arena *arena = sql_arena_create();
     sql_stmt_list *list = NULL;
     int bad = 0;
@@ -273,15 +211,7 @@ static void test_all_queries(void)
 
 int main(void)
 {
-    rackdb_error *e = NULL;
-    rackdb_result *r = NULL;
-    if (rackdb_open(NULL, &db, &e) != RACKDB_OK ||
-        rackdb_session_open(db, &sess, &e) != RACKDB_OK ||
-        rackdb_exec(sess, "CALL dbgen(sf = 0.01)", &r, &e) != RACKDB_OK) {
-        fprintf(stderr, "setup: %s\n", e ? rackdb_error_message(e) : "?");
-        return 1;
-    }
-    rackdb_result_free(r);
+    if (!tc_open_sf001(&db, &sess)) return 1;
     RUN(test_all_queries);
     rackdb_session_close(sess);
     rackdb_close(db);

@@ -5,23 +5,11 @@
 # Any crash, leak, sanitizer report or hang fails the test. Skips (exit 0)
 # only when clang-19 is missing.
 set -euo pipefail
-
-CLANG=${CLANG:-clang-19}
-if ! command -v "$CLANG" > /dev/null 2>&1; then
-    echo "skipped: $CLANG not found"
-    exit 0
-fi
-src=${RACKDB_SOURCE:?RACKDB_SOURCE not set}
-build=${RACKDB_BUILD:?RACKDB_BUILD not set}
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
+. "${RACKDB_SOURCE:?RACKDB_SOURCE not set}/tests/fuzz_lib.sh"
 
 sources=(net/pgwire/msg_read.c net/pgwire/msg_write.c net/pgwire/values.c net/pgwire/params.c
          net/pgwire/scram.c storage/status.c storage/types.c)
-"$CLANG" -std=gnu11 -gline-tables-only -O1 -D_GNU_SOURCE -Wall -Wextra -Wno-unused-parameter \
-    -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined \
-    -I"$src" "${sources[@]/#/$src/}" "$src/tests/net/fuzz_pgw.c" -lcrypto -lm \
-    -o "$tmp/fuzz_pgw"
+fuzz_build fuzz_pgw -O1 -I"$src" "${sources[@]/#/$src/}" "$src/tests/net/fuzz_pgw.c" -lcrypto -lm
 
 corpus=$tmp/corpus
 mkdir "$corpus"
@@ -33,13 +21,4 @@ printf '\x00P\x00\x00\x00\x16s\x00SELECT $1\x00\x00\x01\x00\x00\x00\x17B\x00\x00
 printf '\x00B\x00\x00\x00\x1e\x00\x00\x00\x01\x00\x01\x00\x03\x00\x00\x00\x0c\x00\x02\x00\x00\x00\x00\x00\x02\x00\x0c\x13\x88\x00\x00' > "$corpus/numeric"
 printf '\x00p\x00\x00\x00\x36SCRAM-SHA-256\x00\x00\x00\x00\x20n,,n=ann,r=rOprNGfwEbeRWgbNEkqO' > "$corpus/sasl"
 
-export ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=1"
-log=$tmp/fuzz.log
-if ! "$tmp/fuzz_pgw" -runs=20000 -max_len=512 -seed=1 -timeout=10 -rss_limit_mb=2048 \
-    -print_final_stats=1 -artifact_prefix="$build/fuzz_pgw_" "$corpus" > "$log" 2>&1; then
-    tail -n 60 "$log" >&2
-    echo "fuzz_pgw failed; the crashing input is saved as $build/fuzz_pgw_*" >&2
-    exit 1
-fi
-grep -E '^(Done|stat::)' "$log" || true
-echo "fuzz_pgw: 20000 runs, no crash, leak or hang"
+fuzz_run fuzz_pgw "20000 runs, no crash, leak or hang" -runs=20000 -max_len=512 "$corpus"

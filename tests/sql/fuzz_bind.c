@@ -26,7 +26,7 @@
 #include "test.h"
 
 #include "engine/opt_catalog.h"
-#include "sql/error_format.h"
+#include "fuzz_input.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
@@ -78,26 +78,22 @@ static bool tables_init(void)
 }
 
 /* Aborts (a finding) unless st is a well-formed error for text. */
-static void check_error(const char *text, size_t len, sto_status st, long fail_after)
+static void check_error(const fuzz_input *in, sto_status st)
 {
-    char buf[512];
-    size_t n = sql_format_error(text, st, buf, sizeof(buf));
-    if (n < sizeof(buf) && strlen(buf) != n) abort();
-    if (strcmp(st->sqlstate, STO_OUT_OF_MEMORY) == 0 && fail_after < 0) abort();
+    fuzz_check_error(in, st);
     if (strlen(st->sqlstate) != 5) abort();
-    if (st->position < 0 || st->position > (int)len + 1) abort();
+    if (st->position < 0 || st->position > (int)in->size + 1) abort();
 }
 
 /* Binds q (may be NULL) and prints the plan; errors are checked and freed. */
-static void bind_one(sql_arena *a, const sql_catalog *cat, const sql_query *q, const char *text,
-                     size_t len, long fail_after)
+static void bind_one(const fuzz_input *in, const sql_catalog *cat, const sql_query *q)
 {
     if (!q) return;
     sql_plan *plan = NULL;
-    sto_status st = sql_bind_query(a, cat, q, &plan);
+    sto_status st = sql_bind_query(in->arena, cat, q, &plan);
     if (st) {
         if (plan) abort();
-        check_error(text, len, st, fail_after);
+        check_error(in, st);
         sto_status_free(st);
         return;
     }
@@ -136,29 +132,14 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         if (!tables_init()) abort(); /* RACKDB_SHARED must point at shared/ */
         tables_ready = true;
     }
-    long fail_after = -1;
-    if (size >= 2 && data[0] == 0x01) {
-        fail_after = data[1];
-        data += 2;
-        size -= 2;
-    }
-    char *text = malloc(size + 1);
-    if (!text) return 0;
-    memcpy(text, data, size);
-    text[size] = '\0';
-
-    sql_arena *arena = sql_arena_create();
-    if (!arena) {
-        free(text);
-        return 0;
-    }
-    sql_arena_fail_after(arena, fail_after);
+    fuzz_input in;
+    if (!fuzz_input_open(&in, data, size)) return 0;
     fuzz_catalog views = {0};
     sql_catalog cat = {&views, lookup_table, lookup_view};
     sql_stmt_list *stmts = NULL;
-    sto_status st = sql_parse(arena, text, &stmts);
+    sto_status st = sql_parse(in.arena, in.text, &stmts);
     if (st) {
-        check_error(text, size, st, fail_after);
+        check_error(&in, st);
         sto_status_free(st);
         stmts = NULL;
     }
@@ -166,23 +147,23 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         const sql_stmt *s = stmts->items[i];
         switch (s->kind) {
         case SQL_STMT_SELECT:
-            bind_one(arena, &cat, s->query, text, size, fail_after);
+            bind_one(&in, &cat, s->query);
             break;
         case SQL_STMT_EXPLAIN:
             if (s->explain.stmt && s->explain.stmt->kind == SQL_STMT_SELECT)
-                bind_one(arena, &cat, s->explain.stmt->query, text, size, fail_after);
+                bind_one(&in, &cat, s->explain.stmt->query);
             break;
         case SQL_STMT_INSERT:
-            bind_one(arena, &cat, s->insert.query, text, size, fail_after);
+            bind_one(&in, &cat, s->insert.query);
             break;
         case SQL_STMT_CREATE_TABLE_AS:
-            bind_one(arena, &cat, s->create_table.query, text, size, fail_after);
+            bind_one(&in, &cat, s->create_table.query);
             break;
         case SQL_STMT_COPY_TO:
-            bind_one(arena, &cat, s->copy.query, text, size, fail_after);
+            bind_one(&in, &cat, s->copy.query);
             break;
         case SQL_STMT_CREATE_VIEW:
-            bind_one(arena, &cat, s->create_view.query, text, size, fail_after);
+            bind_one(&in, &cat, s->create_view.query);
             if (!lookup_view(&views, s->create_view.name, &(sql_view_info){0})) add_view(&views, s);
             break;
         case SQL_STMT_DROP_VIEW:
@@ -194,7 +175,6 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     }
     while (views.nviews)
         drop_view(&views, views.views[0].name);
-    sql_arena_destroy(arena);
-    free(text);
+    fuzz_input_close(&in);
     return 0;
 }

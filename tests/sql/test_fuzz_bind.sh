@@ -14,33 +14,17 @@
 # runs for ten minutes; RACKDB_FUZZ_CORPUS=DIR keeps the grown corpus in DIR
 # (reused by the next run). Skips (exit 0) only when clang-19 is missing.
 set -euo pipefail
-
-CLANG=${CLANG:-clang-19}
-if ! command -v "$CLANG" > /dev/null 2>&1; then
-    echo "skipped: $CLANG not found"
-    exit 0
-fi
-src=${RACKDB_SOURCE:?RACKDB_SOURCE not set}
-build=${RACKDB_BUILD:?RACKDB_BUILD not set}
+. "${RACKDB_SOURCE:?RACKDB_SOURCE not set}/tests/fuzz_lib.sh"
 shared=${RACKDB_SHARED:?RACKDB_SHARED not set}
 runs=${RACKDB_FUZZ_RUNS:-20000}
 seconds=${RACKDB_FUZZ_SECONDS:-0}
-grammar=$build/generated/grammar.c
-if [ ! -f "$grammar" ]; then
-    echo "missing $grammar: build rackdb_sql first" >&2
-    exit 1
-fi
-
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
+fuzz_grammar
 
 sources=("$src"/sql/*.c "$src/storage/status.c" "$src/storage/types.c" "$src/storage/column.c")
-"$CLANG" -std=gnu11 -gline-tables-only -O0 -D_GNU_SOURCE -Wall -Wextra -Wno-unused-parameter \
-    -Wno-unused-variable -Wno-unused-but-set-variable -Wno-sign-compare \
+fuzz_build fuzz_bind -O0 -Wno-unused-variable -Wno-unused-but-set-variable -Wno-sign-compare \
     -Wno-implicit-fallthrough -Wno-unused-function \
-    -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined \
     -I"$src" -I"$src/tests" -I"$build/generated" \
-    "${sources[@]}" "$grammar" "$src/tests/sql/fuzz_bind.c" -o "$tmp/fuzz_bind"
+    "${sources[@]}" "$grammar" "$src/tests/sql/fuzz_bind.c"
 
 corpus=${RACKDB_FUZZ_CORPUS:-$tmp/corpus}
 mkdir -p "$corpus"
@@ -80,18 +64,8 @@ dict=$tmp/sql.dict
         '::' '||' '<>' '<=' '>=' '!=' "'" '"' '$1' '1e2' '0.5' '2147483648' "'1998-12-01'"
 ) | sort -u | grep -v '^$' | sed 's/\\/\\\\/g; s/"/\\"/g; s/.*/"&"/' > "$dict"
 
-args=(-max_len=512 -seed=1 -timeout=10 -rss_limit_mb=2048 -print_final_stats=1
-      -dict="$dict" -artifact_prefix="$build/fuzz_bind_")
+args=(-max_len=512 -dict="$dict")
 if [ "$seconds" != 0 ]; then args+=(-max_total_time="$seconds"); fi
 args+=(-runs="$runs")
-
-# ASAN_OPTIONS from ctest may ask for leak detection already; keep it on.
-export ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=1"
-log=$tmp/fuzz.log
-if ! "$tmp/fuzz_bind" "${args[@]}" "$corpus" > "$log" 2>&1; then
-    tail -n 60 "$log" >&2
-    echo "fuzz_bind failed; the crashing input is saved as $build/fuzz_bind_*" >&2
-    exit 1
-fi
-grep -E '^(Done|stat::)' "$log" || true
-echo "fuzz_bind: no crash, leak, abort or hang (runs=$runs, seconds=$seconds)"
+fuzz_run fuzz_bind "no crash, leak, abort or hang (runs=$runs, seconds=$seconds)" \
+    "${args[@]}" "$corpus"

@@ -9,35 +9,17 @@
 # RACKDB_FUZZ_SECONDS, RACKDB_FUZZ_CORPUS (docs/testing.md).
 # Skips (exit 0) only when clang-19 is missing.
 set -euo pipefail
-
-CLANG=${CLANG:-clang-19}
-if ! command -v "$CLANG" > /dev/null 2>&1; then
-    echo "skipped: $CLANG not found"
-    exit 0
-fi
-src=${RACKDB_SOURCE:?RACKDB_SOURCE not set}
-build=${RACKDB_BUILD:?RACKDB_BUILD not set}
+. "${RACKDB_SOURCE:?RACKDB_SOURCE not set}/tests/fuzz_lib.sh"
 shared=${RACKDB_SHARED:?RACKDB_SHARED not set}
 runs=${RACKDB_FUZZ_RUNS:-20000}
 seconds=${RACKDB_FUZZ_SECONDS:-0}
-grammar=$build/generated/grammar.c
-if [ ! -f "$grammar" ]; then
-    echo "missing $grammar: build rackdb_sql first" >&2
-    exit 1
-fi
-
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
+fuzz_grammar
 
 parser_sources=(sql/arena.c sql/ast.c sql/ast_depth.c sql/ast_print.c sql/token.c sql/parse.c
                 sql/error_format.c storage/status.c)
-"$CLANG" -std=gnu11 -gline-tables-only -O0 -D_GNU_SOURCE -Wall -Wextra -Wno-unused-parameter \
-    -Wno-unused-variable -Wno-unused-but-set-variable -Wno-sign-compare \
-    -Wno-implicit-fallthrough -Wno-unused-function \
-    -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined \
-    -I"$src" -I"$build/generated" \
-    "${parser_sources[@]/#/$src/}" "$grammar" "$src/tests/sql/fuzz_parse.c" \
-    -o "$tmp/fuzz_parse"
+fuzz_build fuzz_parse -O0 -Wno-unused-variable -Wno-unused-but-set-variable -Wno-sign-compare \
+    -Wno-implicit-fallthrough -Wno-unused-function -I"$src" -I"$build/generated" \
+    "${parser_sources[@]/#/$src/}" "$grammar" "$src/tests/sql/fuzz_parse.c"
 
 corpus=${RACKDB_FUZZ_CORPUS:-$tmp/corpus}
 mkdir -p "$corpus"
@@ -58,16 +40,6 @@ call dbgen(sf = 0.1); explain analyze select 1; set threads to 4; show all; begi
 select "Quoted""Id", 'ünïcode' /* c /* nested */ */ -- end
 SEEDS
 
-# ASAN_OPTIONS from ctest may ask for leak detection already; keep it on.
-export ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=1"
-log=$tmp/fuzz.log
-args=(-runs="$runs" -max_len=512 -seed=1 -timeout=10 -rss_limit_mb=2048 -print_final_stats=1
-      -artifact_prefix="$build/fuzz_parse_")
+args=(-runs="$runs" -max_len=512)
 if [ "$seconds" != 0 ]; then args+=(-max_total_time="$seconds"); fi
-if ! "$tmp/fuzz_parse" "${args[@]}" "$corpus" > "$log" 2>&1; then
-    tail -n 60 "$log" >&2
-    echo "fuzz_parse failed; the crashing input is saved as $build/fuzz_parse_*" >&2
-    exit 1
-fi
-grep -E '^(Done|stat::)' "$log" || true
-echo "fuzz_parse: no crash, leak or hang (runs=$runs, seconds=$seconds)"
+fuzz_run fuzz_parse "no crash, leak or hang (runs=$runs, seconds=$seconds)" "${args[@]}" "$corpus"
