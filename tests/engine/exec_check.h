@@ -1,12 +1,14 @@
 /*
  * exec_check.h — what the executor's end-to-end tests share: one instance
- * and session (db, sess) and Q / QS, which run SQL through the public C API
- * and return its rows as text to compare with expectations.
- * Included by tests/engine/test_exec_*.c (each a program of its own).
+ * and session (db, sess; exec_open / exec_close) and Q / QS, which run SQL
+ * through the public C API and return its rows as text to compare with
+ * expectations. Included by tests/engine/test_exec_*.c and test_rt_topk.c
+ * (each a program of its own).
  */
 #ifndef RACKDB_TESTS_EXEC_CHECK_H
 #define RACKDB_TESTS_EXEC_CHECK_H
 
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -16,6 +18,25 @@
 
 static rackdb *db;
 static rackdb_session *sess;
+
+/* Opens db and sess (an empty in-memory instance); false, the error
+ * printed, when that fails. */
+static inline bool exec_open(void)
+{
+    rackdb_error *e = NULL;
+    if (rackdb_open(NULL, &db, &e) != RACKDB_OK ||
+        rackdb_session_open(db, &sess, &e) != RACKDB_OK) {
+        fprintf(stderr, "cannot open: %s\n", e ? rackdb_error_message(e) : "?");
+        return false;
+    }
+    return true;
+}
+
+static inline void exec_close(void)
+{
+    rackdb_session_close(sess);
+    rackdb_close(db);
+}
 
 /* The rows of the last statement of sql as text: fields joined by '|',
  * rows by '\n' (NULL prints as NULL), or "ERROR <sqlstate>: <message>".

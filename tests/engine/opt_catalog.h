@@ -120,11 +120,7 @@ static inline sql_catalog ocat_iface(opt_catalog *c)
 /* The text of TPC-H query file qNN.sql (malloc'd), or NULL (reported). */
 static inline char *ocat_query_text(int q)
 {
-    char path[1024];
-    snprintf(path, sizeof(path), "%s/tpch/queries/q%02d.sql", test_shared_dir(), q);
-    char *text = tcat_read_file(path);
-    if (!text) fprintf(stderr, "cannot read %s\n", path);
-    return text;
+    return tcat_read_tpch(test_shared_dir(), "queries/q%02d.sql", q);
 }
 
 /* Parses the text of one TPC-H query (q15: CREATE VIEW; SELECT; DROP VIEW),

@@ -207,12 +207,7 @@ static void test_explain(void)
 
 int main(void)
 {
-    rackdb_error *e = NULL;
-    if (rackdb_open(NULL, &db, &e) != RACKDB_OK ||
-        rackdb_session_open(db, &sess, &e) != RACKDB_OK) {
-        fprintf(stderr, "cannot open: %s\n", e ? rackdb_error_message(e) : "?");
-        return 1;
-    }
+    if (!exec_open()) return 1;
     RUN(setup);
     const char *algos[] = {"auto", "hash", "radix", "sortmerge"};
     for (int th = 1; th <= 2; th++)
@@ -236,7 +231,6 @@ int main(void)
             RUN(test_single);
             RUN(test_explain);
         }
-    rackdb_session_close(sess);
-    rackdb_close(db);
+    exec_close();
     return TEST_REPORT();
 }

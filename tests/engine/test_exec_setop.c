@@ -104,12 +104,7 @@ static void test_memory_limit(void)
 
 int main(void)
 {
-    rackdb_error *e = NULL;
-    if (rackdb_open(NULL, &db, &e) != RACKDB_OK ||
-        rackdb_session_open(db, &sess, &e) != RACKDB_OK) {
-        fprintf(stderr, "cannot open: %s\n", e ? rackdb_error_message(e) : "?");
-        return 1;
-    }
+    if (!exec_open()) return 1;
     RUN(setup);
     const char *threads[] = {"SET threads = 1", "SET threads = 2"};
     for (int i = 0; i < 2; i++) {
@@ -120,7 +115,6 @@ int main(void)
         RUN(test_many);
         RUN(test_memory_limit);
     }
-    rackdb_session_close(sess);
-    rackdb_close(db);
+    exec_close();
     return TEST_REPORT();
 }

@@ -204,12 +204,7 @@ int main(void)
     RUN(test_heap_matches_full_sort);
     RUN(test_heap_edge_inputs);
 
-    rackdb_error *e = NULL;
-    if (rackdb_open(NULL, &db, &e) != RACKDB_OK ||
-        rackdb_session_open(db, &sess, &e) != RACKDB_OK) {
-        fprintf(stderr, "cannot open: %s\n", e ? rackdb_error_message(e) : "?");
-        return 1;
-    }
+    if (!exec_open()) return 1;
     RUN(setup_sql);
     const char *threads[] = {"1", "2"};
     for (int i = 0; i < 2; i++) {
@@ -218,7 +213,6 @@ int main(void)
         CHECK_STREQ(Q(sql), "SET");
         RUN(test_sql_limit_offset);
     }
-    rackdb_session_close(sess);
-    rackdb_close(db);
+    exec_close();
     return TEST_REPORT();
 }

@@ -15,6 +15,7 @@
 #include "sql/bind.h"
 #include "sql/parse.h"
 #include "storage/column.h"
+#include "test.h" /* test_shared_dir */
 
 #define TCAT_MAX 16
 
@@ -79,6 +80,18 @@ static inline char *tcat_read_file(const char *path)
     if (buf) buf[n] = 0;
     fclose(f);
     return buf;
+}
+
+/* The file $shared/tpch/<name>, name being name_fmt (one %02d) filled
+ * with q ("queries/q%02d.sql"); NULL, reported, when it cannot be read. */
+static inline char *tcat_read_tpch(const char *shared, const char *name_fmt, int q)
+{
+    char name[64], path[1024];
+    snprintf(name, sizeof(name), name_fmt, q);
+    snprintf(path, sizeof(path), "%s/tpch/%s", shared, name);
+    char *text = tcat_read_file(path);
+    if (!text) fprintf(stderr, "cannot read %s\n", path);
+    return text;
 }
 
 static inline void tcat_add_view(test_catalog *c, const sql_stmt *st)

@@ -16,8 +16,7 @@
 set -euo pipefail
 . "${RACKDB_SOURCE:?RACKDB_SOURCE not set}/tests/fuzz_lib.sh"
 shared=${RACKDB_SHARED:?RACKDB_SHARED not set}
-runs=${RACKDB_FUZZ_RUNS:-20000}
-seconds=${RACKDB_FUZZ_SECONDS:-0}
+fuzz_limits
 fuzz_grammar
 
 sources=("$src"/sql/*.c "$src/storage/status.c" "$src/storage/types.c" "$src/storage/column.c")
@@ -26,14 +25,7 @@ fuzz_build fuzz_bind -O0 -Wno-unused-variable -Wno-unused-but-set-variable -Wno-
     -I"$src" -I"$src/tests" -I"$build/generated" \
     "${sources[@]}" "$grammar" "$src/tests/sql/fuzz_bind.c"
 
-corpus=${RACKDB_FUZZ_CORPUS:-$tmp/corpus}
-mkdir -p "$corpus"
-cp "$shared"/tpch/queries/*.sql "$corpus/"
-i=0
-while IFS= read -r line; do
-    printf '%s' "$line" > "$corpus/bind_seed_$i.sql"
-    i=$((i + 1))
-done << 'SEEDS'
+fuzz_sql_corpus bind_seed << 'SEEDS'
 select n_name, count(*), sum(distinct s_acctbal) from supplier, nation where s_nationkey = n_nationkey group by n_name having count(*) > 1 order by 2 desc nulls first, n_name limit 3 offset 1
 select * from nation n1 join nation n2 using (n_regionkey) left join region r on r.r_regionkey = n1.n_regionkey full join region r2 on true cross join (select 1 as one) as t (x)
 select o_orderkey from orders o where exists (select * from lineitem where l_orderkey = o.o_orderkey and l_quantity > (select avg(l_quantity) from lineitem l2 where l2.l_partkey = lineitem.l_partkey)) and o_custkey not in (select c_custkey from customer where c_acctbal < 0) and o_totalprice > all (select o_totalprice from orders where o_custkey = 7) and o_orderdate >= any (select date '1995-01-01')
@@ -64,8 +56,5 @@ dict=$tmp/sql.dict
         '::' '||' '<>' '<=' '>=' '!=' "'" '"' '$1' '1e2' '0.5' '2147483648' "'1998-12-01'"
 ) | sort -u | grep -v '^$' | sed 's/\\/\\\\/g; s/"/\\"/g; s/.*/"&"/' > "$dict"
 
-args=(-max_len=512 -dict="$dict")
-if [ "$seconds" != 0 ]; then args+=(-max_total_time="$seconds"); fi
-args+=(-runs="$runs")
 fuzz_run fuzz_bind "no crash, leak, abort or hang (runs=$runs, seconds=$seconds)" \
-    "${args[@]}" "$corpus"
+    -max_len=512 -dict="$dict" "${fuzz_limit_args[@]}" "$corpus"

@@ -10,9 +10,7 @@
 # Skips (exit 0) only when clang-19 is missing.
 set -euo pipefail
 . "${RACKDB_SOURCE:?RACKDB_SOURCE not set}/tests/fuzz_lib.sh"
-shared=${RACKDB_SHARED:?RACKDB_SHARED not set}
-runs=${RACKDB_FUZZ_RUNS:-20000}
-seconds=${RACKDB_FUZZ_SECONDS:-0}
+fuzz_limits
 fuzz_grammar
 
 parser_sources=(sql/arena.c sql/ast.c sql/ast_depth.c sql/ast_print.c sql/token.c sql/parse.c
@@ -21,14 +19,7 @@ fuzz_build fuzz_parse -O0 -Wno-unused-variable -Wno-unused-but-set-variable -Wno
     -Wno-implicit-fallthrough -Wno-unused-function -I"$src" -I"$build/generated" \
     "${parser_sources[@]/#/$src/}" "$grammar" "$src/tests/sql/fuzz_parse.c"
 
-corpus=${RACKDB_FUZZ_CORPUS:-$tmp/corpus}
-mkdir -p "$corpus"
-cp "$shared"/tpch/queries/*.sql "$corpus/"
-i=0
-while IFS= read -r line; do
-    printf '%s' "$line" > "$corpus/seed_$i.sql"
-    i=$((i + 1))
-done << 'SEEDS'
+fuzz_sql_corpus seed << 'SEEDS'
 select distinct a, t.*, count(*) c from t as x (a, b) left join u using (a) where a between 1 and 2 group by 1 having sum(b) > 0 order by 1 desc nulls last limit 5 offset 1
 with w (a) as (select 1) (select a from w union all select 2) intersect select 3 except select 4 fetch first 2 rows only
 select case when a like 'x%' escape '!' then cast(a as decimal(15,2)) else a::double precision end, extract(year from date '1998-12-01' - interval '90' day (3)), substring(s from 1 for 2), $1 from t where a not in (select b from u) and exists (select 1) and x >= all (select 2) and y is not null
@@ -40,6 +31,5 @@ call dbgen(sf = 0.1); explain analyze select 1; set threads to 4; show all; begi
 select "Quoted""Id", 'ünïcode' /* c /* nested */ */ -- end
 SEEDS
 
-args=(-runs="$runs" -max_len=512)
-if [ "$seconds" != 0 ]; then args+=(-max_total_time="$seconds"); fi
-fuzz_run fuzz_parse "no crash, leak or hang (runs=$runs, seconds=$seconds)" "${args[@]}" "$corpus"
+fuzz_run fuzz_parse "no crash, leak or hang (runs=$runs, seconds=$seconds)" \
+    "${fuzz_limit_args[@]}" -max_len=512 "$corpus"
