@@ -15,9 +15,6 @@
  * Placement: every server holds some rows of every table (TPC-H: dbgen
  * chunk rank+1 of n); nothing is assumed about which rows are where. The
  * rules of the pass are in docs/cluster.md ("Distributed plans").
- *
- * The API is exactly the one agreed with the coordinator side (cli/ and
- * sql/plan_wire): no type was changed.
  */
 #ifndef RACKDB_ENGINE_DIST_H
 #define RACKDB_ENGINE_DIST_H
