@@ -7,24 +7,7 @@
 
 #include "test.h"
 #include "tpch/gen_table.h"
-
-static void free_tables(sto_table *t[TPCH_TABLE_COUNT])
-{
-    for (int i = 0; i < TPCH_TABLE_COUNT; i++)
-        sto_table_free(t[i]);
-}
-
-static sto_status new_tables(sto_table *t[TPCH_TABLE_COUNT])
-{
-    for (int i = 0; i < TPCH_TABLE_COUNT; i++) {
-        sto_schema *s;
-        STO_TRY(tpch_table_schema((tpch_table_id)i, &s));
-        sto_status st = sto_table_new(s, &t[i]);
-        sto_schema_free(s);
-        if (st) return st;
-    }
-    return NULL;
-}
+#include "gen_tables.h"
 
 static void test_canceled(void)
 {

@@ -12,6 +12,7 @@
 #include "tpch/gen.h"
 #include "tpch/gen_files.h"
 #include "tpch/gen_table.h"
+#include "gen_tables.h"
 
 static tpch_gen *gen;
 static char dir[] = "/tmp/tpch_gen_table.XXXXXX";
@@ -24,23 +25,6 @@ static bool values_equal(sto_type type, sto_value a, sto_value b)
     return a.v.i64 == b.v.i64;
 }
 
-static void free_tables(sto_table *t[TPCH_TABLE_COUNT])
-{
-    for (int i = 0; i < TPCH_TABLE_COUNT; i++)
-        sto_table_free(t[i]);
-}
-
-static sto_status new_tables(sto_table *t[TPCH_TABLE_COUNT])
-{
-    for (int i = 0; i < TPCH_TABLE_COUNT; i++) {
-        sto_schema *s;
-        STO_TRY(tpch_table_schema((tpch_table_id)i, &s));
-        sto_status st = sto_table_new(s, &t[i]);
-        sto_schema_free(s);
-        if (st) return st;
-    }
-    return NULL;
-}
 
 static void test_memory_equals_loaded_files(void)
 {
