@@ -5,9 +5,9 @@
  */
 #include <stdatomic.h>
 
+#include "gen_tables.h"
 #include "test.h"
 #include "tpch/gen_table.h"
-#include "gen_tables.h"
 
 static void test_canceled(void)
 {

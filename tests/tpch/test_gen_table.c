@@ -7,12 +7,12 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "gen_tables.h"
 #include "storage/loader.h"
 #include "test.h"
 #include "tpch/gen.h"
 #include "tpch/gen_files.h"
 #include "tpch/gen_table.h"
-#include "gen_tables.h"
 
 static tpch_gen *gen;
 static char dir[] = "/tmp/tpch_gen_table.XXXXXX";
@@ -24,7 +24,6 @@ static bool values_equal(sto_type type, sto_value a, sto_value b)
         return sto_str_eq(&a.v.str, &b.v.str);
     return a.v.i64 == b.v.i64;
 }
-
 
 static void test_memory_equals_loaded_files(void)
 {
