@@ -44,6 +44,10 @@
 #define TX_DEPTH         4 /* data frames per peer inside the transport */
 #define IDLE_ROUND_MS    1
 #define STOP_WAIT_MS     3000
+/* After a failure, how long stopping waits for the abort frames to leave:
+ * they queue behind data already in the socket, and a peer that never hears
+ * the reason reports only "closed the connection", hiding the cause. */
+#define ABORT_FLUSH_MS 500
 
 enum { SUB_MSG, SUB_DONE };
 
@@ -686,7 +690,8 @@ static bool work_waiting(mux_ctx *x)
         if (mux_spsc_size(x->subq[w])) return true;
     for (int i = 0; i < x->n; i++)
         if (atomic_load(&x->peers[i].owed)) return true;
-    return atomic_load(&x->stopping) || (atomic_load(&x->failed) && !x->fail_handled);
+    if (atomic_load(&x->failed)) return !x->fail_handled;
+    return atomic_load(&x->stopping);
 }
 
 static bool all_backlogs_empty(mux_ctx *x)
@@ -700,7 +705,7 @@ static void *mux_main(void *arg)
 {
     mux_ctx *x = arg;
     bool bye_sent = false;
-    int64_t stop_deadline = 0;
+    int64_t stop_deadline = 0, abort_deadline = 0;
     for (;;) {
         int64_t now = mux_now_ms();
         drain_submissions(x);
@@ -714,8 +719,10 @@ static void *mux_main(void *arg)
             else
                 pump_unscheduled(x);
         }
-        if (atomic_load(&x->stopping)) {
-            if (atomic_load(&x->failed)) break;
+        if (atomic_load(&x->stopping) && atomic_load(&x->failed)) {
+            if (!abort_deadline) abort_deadline = now + ABORT_FLUSH_MS;
+            if (all_backlogs_empty(x) || now > abort_deadline) break;
+        } else if (atomic_load(&x->stopping)) {
             if (!stop_deadline) stop_deadline = now + x->cfg.peer_timeout_ms + STOP_WAIT_MS;
             drop_departed(x);
             if (!bye_sent && queues_empty(x) && all_backlogs_empty(x)) {
