@@ -35,12 +35,12 @@
 #include <time.h>
 
 #include "engine/dist.h"
+#include "engine/exchange.h"
 #include "engine/instance.h"
 #include "sql/parse.h"
 #include "sql/plan_wire.h"
 
-#define MUX_WORKERS        3 /* 0 and 1: the exchange code; 2: control */
-#define CTRL_WORKER        2
+#define CTRL_WORKER        ENG_DIST_MUX_CTRL /* the others: engine/exchange.h */
 #define CTRL_BIT           0x80000000u
 #define QUERY_ID_MAX       ((1u << 23) - 1)
 #define CTRL_MAGIC         0x54434b52u /* "RKCT" */
@@ -575,10 +575,10 @@ sto_status cli_cluster_start(rackdb *db, const cli_cluster_options *o, cli_clust
         c->cfg.cluster = &c->cluster;
         c->cfg.rank = o->rank;
         c->cfg.transport = o->transport;
-        c->cfg.workers = MUX_WORKERS;
+        st = eng_dist_mux_workers(db, &c->cfg.workers);
         c->cfg.connect_timeout_ms = STARTUP_TIMEOUT_MS;
         if (o->peer_timeout_ms > 0) c->cfg.peer_timeout_ms = o->peer_timeout_ms;
-        st = mux_create(&c->cfg, &c->mux);
+        if (!st) st = mux_create(&c->cfg, &c->mux);
     }
     if (!st) {
         c->next_query = 1;

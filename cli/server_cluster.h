@@ -24,8 +24,8 @@
  * 0x80000000 | q << 8 | 0 (the plan or statement) and | 1 (the statuses),
  * q = 1 .. 2^23-1, counted from 1 again each time the multiplexer is made.
  * The data exchanges of query q are (q << 8) | id (engine/exchange.h), so
- * the two never meet. Control messages are the multiplexer's worker 2
- * (the exchange code uses workers 0 and 1).
+ * the two never meet. Control messages are the multiplexer's worker
+ * ENG_DIST_MUX_CTRL (the exchange code uses the others: engine/exchange.h).
  */
 #ifndef RACKDB_CLI_SERVER_CLUSTER_H
 #define RACKDB_CLI_SERVER_CLUSTER_H

@@ -30,6 +30,15 @@ typedef struct binding {
     void *addr;
 } binding;
 
+/* One cached code object and the IR text it was compiled from. */
+typedef struct cache_entry {
+    uint64_t hash;
+    char *key; /* malloc */
+    size_t keylen;
+    cg_code *code; /* the cache's reference */
+    uint64_t last_used;
+} cache_entry;
+
 struct cg_jit {
     LLVMOrcLLJITRef lljit;
     LLVMOrcJITDylibRef main;
@@ -47,6 +56,11 @@ struct cg_jit {
     pthread_mutex_t error_lock; /* guards session_error */
     char session_error[256];    /* latest error ORC reported on its own */
 
+    pthread_mutex_t cache_lock; /* guards the cache */
+    cache_entry cache[CG_CODE_CACHE_MAX];
+    size_t ncache;
+    uint64_t cache_clock, cache_hits, cache_misses;
+
     atomic_uint_fast64_t next_module_id;
     atomic_size_t live_code;
     atomic_uint_fast64_t compiled;
@@ -60,6 +74,7 @@ typedef struct code_fn {
 
 struct cg_code {
     cg_jit *jit;
+    atomic_uint refs; /* holders: compilers' callers and the cache */
     LLVMOrcResourceTrackerRef tracker;
     cg_compile_stats stats;
     unsigned nfns;
@@ -196,6 +211,12 @@ sto_status cg_jit_create(const cg_jit_options *options, cg_jit **out)
         free(jit);
         return sto_error(STO_INTERNAL_ERROR, "codegen: cannot create a mutex");
     }
+    if (pthread_mutex_init(&jit->cache_lock, NULL) != 0) {
+        pthread_mutex_destroy(&jit->error_lock);
+        pthread_mutex_destroy(&jit->lock);
+        free(jit);
+        return sto_error(STO_INTERNAL_ERROR, "codegen: cannot create a mutex");
+    }
     atomic_init(&jit->next_module_id, 1);
     atomic_init(&jit->live_code, 0);
     atomic_init(&jit->compiled, 0);
@@ -214,6 +235,7 @@ sto_status cg_jit_destroy(cg_jit *jit)
 {
     if (!jit) return STO_OK;
     sto_status st = STO_OK;
+    cg_jit_cache_clear(jit);
     size_t live = atomic_load(&jit->live_code);
     if (live)
         st = sto_error(STO_INTERNAL_ERROR, "codegen: JIT destroyed with %zu compiled modules live",
@@ -240,6 +262,7 @@ sto_status cg_jit_destroy(cg_jit *jit)
     free(jit->data_layout);
     pthread_mutex_destroy(&jit->lock);
     pthread_mutex_destroy(&jit->error_lock);
+    pthread_mutex_destroy(&jit->cache_lock);
     free(jit);
     return st;
 }
@@ -272,6 +295,11 @@ void cg_jit_get_counters(cg_jit *jit, cg_jit_counters *out)
     pthread_mutex_unlock(&jit->lock);
     out->live_code = atomic_load(&jit->live_code);
     out->compiled = atomic_load(&jit->compiled);
+    pthread_mutex_lock(&jit->cache_lock);
+    out->cache_entries = jit->ncache;
+    out->cache_hits = jit->cache_hits;
+    out->cache_misses = jit->cache_misses;
+    pthread_mutex_unlock(&jit->cache_lock);
 }
 
 /* --- runtime symbols ---------------------------------------------------- */
@@ -489,6 +517,7 @@ sto_status cg_jit_compile(cg_jit *jit, cg_module *m, cg_mode mode, cg_code **out
         return st;
     }
     code->stats.total_us = cg_clock_us() - start;
+    atomic_init(&code->refs, 1);
     atomic_fetch_add(&jit->live_code, 1);
     atomic_fetch_add(&jit->compiled, 1);
     *out = code;
@@ -510,9 +539,143 @@ const cg_compile_stats *cg_code_stats(const cg_code *code)
 sto_status cg_code_free(cg_code *code)
 {
     if (!code) return STO_OK;
+    if (atomic_fetch_sub(&code->refs, 1) > 1) return STO_OK;
     cg_jit *jit = code->jit;
     sto_status st = remove_tracker(jit, code->tracker);
     free_code_memory(code);
     atomic_fetch_sub(&jit->live_code, 1);
     return st;
+}
+
+/* --- the code cache ------------------------------------------------------ */
+
+/* The cache's key: the mode and the module's IR text with the module's own
+ * symbol prefix ("@cg17_pipeline" → "@pipeline") cut out, so that two
+ * modules built alike have the same key. malloc'd; NULL when out of memory. */
+static char *cache_key(cg_module *m, cg_mode mode, size_t *len)
+{
+    char *text = LLVMPrintModuleToString(cg_module_llvm(m));
+    if (!text) return NULL;
+    const char *fn = cg_module_fn_count(m) ? cg_module_fn_symbol(m, 0) : "";
+    const char *name = cg_module_fn_count(m) ? cg_module_fn_name(m, 0) : "";
+    size_t plen = strlen(fn) - strlen(name); /* the prefix: "cg17_" */
+    size_t n = strlen(text);
+    char *key = malloc(n + 8);
+    if (key) {
+        char *w = key;
+        w += sprintf(w, "%s\n", cg_mode_name(mode));
+        for (const char *r = text; *r;) {
+            if (plen && r[0] == '@' && strncmp(r + 1, fn, plen) == 0) {
+                *w++ = '@';
+                r += 1 + plen;
+            } else {
+                *w++ = *r++;
+            }
+        }
+        *w = '\0';
+        *len = (size_t)(w - key);
+    }
+    LLVMDisposeMessage(text);
+    return key;
+}
+
+static uint64_t hash_bytes(const char *p, size_t n)
+{
+    uint64_t h = 14695981039346656037ull; /* FNV-1a */
+    for (size_t i = 0; i < n; i++)
+        h = (h ^ (unsigned char)p[i]) * 1099511628211ull;
+    return h;
+}
+
+/* A new reference to the cached code for key, or NULL. */
+static cg_code *cache_find(cg_jit *jit, uint64_t hash, const char *key, size_t len)
+{
+    cg_code *code = NULL;
+    pthread_mutex_lock(&jit->cache_lock);
+    for (size_t i = 0; i < jit->ncache && !code; i++) {
+        cache_entry *e = &jit->cache[i];
+        if (e->hash != hash || e->keylen != len || memcmp(e->key, key, len) != 0) continue;
+        e->last_used = ++jit->cache_clock;
+        atomic_fetch_add(&e->code->refs, 1);
+        code = e->code;
+    }
+    if (code)
+        jit->cache_hits++;
+    else
+        jit->cache_misses++;
+    pthread_mutex_unlock(&jit->cache_lock);
+    return code;
+}
+
+/* Keeps code under key (taking over key), evicting the least recently used
+ * entry when full; *evicted is the reference to drop, if any. When another
+ * compile put the same key in first, key is freed and nothing changes. */
+static void cache_put(cg_jit *jit, uint64_t hash, char *key, size_t len, cg_code *code,
+                      cg_code **evicted)
+{
+    *evicted = NULL;
+    pthread_mutex_lock(&jit->cache_lock);
+    for (size_t i = 0; i < jit->ncache; i++) {
+        cache_entry *e = &jit->cache[i];
+        if (e->hash == hash && e->keylen == len && memcmp(e->key, key, len) == 0) {
+            pthread_mutex_unlock(&jit->cache_lock);
+            free(key);
+            return;
+        }
+    }
+    size_t slot = jit->ncache;
+    if (slot == CG_CODE_CACHE_MAX) {
+        slot = 0;
+        for (size_t i = 1; i < jit->ncache; i++)
+            if (jit->cache[i].last_used < jit->cache[slot].last_used) slot = i;
+        *evicted = jit->cache[slot].code;
+        free(jit->cache[slot].key);
+    } else {
+        jit->ncache++;
+    }
+    atomic_fetch_add(&code->refs, 1);
+    jit->cache[slot] = (cache_entry){hash, key, len, code, ++jit->cache_clock};
+    pthread_mutex_unlock(&jit->cache_lock);
+}
+
+sto_status cg_jit_compile_cached(cg_jit *jit, cg_module *m, cg_mode mode, cg_code **out, bool *hit)
+{
+    *out = NULL;
+    *hit = false;
+    size_t len = 0;
+    char *key = cg_module_jit(m) == jit ? cache_key(m, mode, &len) : NULL;
+    if (!key) return cg_jit_compile(jit, m, mode, out); /* uncached, or its error */
+    uint64_t hash = hash_bytes(key, len);
+    cg_code *code = cache_find(jit, hash, key, len);
+    if (code) {
+        free(key);
+        cg_module_destroy(m);
+        *hit = true;
+        *out = code;
+        return STO_OK;
+    }
+    sto_status st = cg_jit_compile(jit, m, mode, &code);
+    if (st) {
+        free(key);
+        return st;
+    }
+    cg_code *evicted = NULL;
+    cache_put(jit, hash, key, len, code, &evicted);
+    sto_status_free(cg_code_free(evicted));
+    *out = code;
+    return STO_OK;
+}
+
+void cg_jit_cache_clear(cg_jit *jit)
+{
+    pthread_mutex_lock(&jit->cache_lock);
+    size_t n = jit->ncache;
+    cache_entry entries[CG_CODE_CACHE_MAX];
+    memcpy(entries, jit->cache, n * sizeof(entries[0]));
+    jit->ncache = 0;
+    pthread_mutex_unlock(&jit->cache_lock);
+    for (size_t i = 0; i < n; i++) {
+        free(entries[i].key);
+        sto_status_free(cg_code_free(entries[i].code));
+    }
 }

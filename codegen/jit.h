@@ -27,6 +27,13 @@
  * is where the calls LLVM's code generator emits by itself (memcpy, memset,
  * fmod, i128 division in libgcc) are resolved.
  *
+ * With the cache (cg_jit_compile_cached), code is looked up by the text of
+ * its module's IR, the module's own symbol prefix left out: the same text
+ * is the same program, addresses it calls or reads included (they are
+ * constants in the text), so the code compiled for it the first time is
+ * shared, reference-counted, by every later request. The cache keeps
+ * CG_CODE_CACHE_MAX entries and drops the least recently used first.
+ *
  * The target is x86-64-v3 (AVX2, BMI2, FMA) unless native_cpu is asked for,
  * so the code runs anywhere the rest of rackdb (-march=x86-64-v3) runs,
  * valgrind included.
@@ -63,11 +70,16 @@ typedef struct cg_compile_stats {
 
 /* Counters a test or a monitoring view can read. */
 typedef struct cg_jit_counters {
-    size_t live_code;            /* cg_codes compiled and not yet freed */
+    size_t live_code;            /* distinct compiled code objects not yet freed */
     uint64_t compiled;           /* modules compiled successfully, ever */
     size_t runtime_symbols;      /* names bound by cg_jit_bind / cg_extern */
     size_t idle_target_machines; /* pooled target machines, both modes */
+    size_t cache_entries;        /* code objects the cache holds */
+    uint64_t cache_hits, cache_misses;
 } cg_jit_counters;
+
+/* Code objects the cache keeps at most. */
+#define CG_CODE_CACHE_MAX 128
 
 /* Creates the engine's JIT; `options` may be NULL for the defaults. */
 sto_status cg_jit_create(const cg_jit_options *options, cg_jit **out);
@@ -85,14 +97,23 @@ sto_status cg_jit_bind(cg_jit *jit, const char *name, void *addr);
  * on error. Thread-safe: call it from any number of threads. */
 sto_status cg_jit_compile(cg_jit *jit, cg_module *m, cg_mode mode, cg_code **out);
 
+/* Like cg_jit_compile, but first looks for code compiled from the same IR in
+ * the same mode and shares it (*hit = true); code it compiles is kept for
+ * later requests. Each *out is freed with cg_code_free as usual. */
+sto_status cg_jit_compile_cached(cg_jit *jit, cg_module *m, cg_mode mode, cg_code **out, bool *hit);
+
+/* Empties the cache (code still in use stays until freed). */
+void cg_jit_cache_clear(cg_jit *jit);
+
 /* The address of function `name` (as given to cg_fn_begin), NULL if none. */
 void *cg_code_fn(const cg_code *code, const char *name);
 
 /* How the compile of `code` went. */
 const cg_compile_stats *cg_code_stats(const cg_code *code);
 
-/* Unmaps the code and frees it (the caller must be done calling into it).
- * The code is gone even when an error is returned. */
+/* Drops the caller's reference; the last one unmaps the code and frees it
+ * (the caller must be done calling into it). The reference is gone even
+ * when an error is returned. */
 sto_status cg_code_free(cg_code *code);
 
 void cg_jit_get_counters(cg_jit *jit, cg_jit_counters *out);

@@ -27,6 +27,7 @@
 
 #include "storage/status.h"
 
+/* In order of effort: a later mode's code is at least as fast. */
 typedef enum cg_mode {
     CG_MODE_FAST, /* no IR passes, O0 code generation with FastISel */
     CG_MODE_OPT,  /* opt.c's pass list and the optimizing code generator */

@@ -33,6 +33,7 @@ typedef struct gen {
     LLVMValueRef *col_valid;
     LLVMBasicBlockRef next; /* where a rejected tuple goes */
     cg_var agg_states;      /* AGG without keys: the one group's states */
+    cg_var agg_last;        /* AGG probe over a loop: the last row's entry */
     LLVMBasicBlockRef probe_done;
     LLVMValueRef *entries; /* per step: the join entry whose row is bound */
 } gen;
@@ -292,9 +293,37 @@ static sto_status agg_update(gen *g, const cg_agg_slot *a, uint32_t index, LLVMV
     return STO_OK;
 }
 
-/* The inline look at the group's home slot (cg_sink.probe): on a hit,
- * stores the entry's states in `states` and jumps to g->probe_done (made
- * here); the builder is left where the slow path (calling find) goes. */
+/* i1: entry e's key row holds the key values vals (NULLs equal). */
+static LLVMValueRef entry_keys_equal(gen *g, LLVMValueRef e, const cg_val *vals,
+                                     const sto_type *types)
+{
+    const cg_sink *s = &g->d->sink;
+    cg_fn *f = g->f;
+    cg_module *m = g->m;
+    LLVMBuilderRef b = f->b;
+    uint32_t nk = s->nkeys;
+    cg_val *ev = calloc(nk, sizeof(*ev));
+    for (uint32_t i = 0; ev && i < nk; i++) {
+        LLVMValueRef kp = byte_ptr(g, b, e, s->probe.key_offset + i * CG_ROW_SLOT);
+        ev[i].v = LLVMBuildLoad2(b, cg_type(m, types[i].id), kp, "");
+        if (vals[i].null) {
+            LLVMValueRef nb = LLVMBuildLoad2(
+                b, cg_i8(m), byte_ptr(g, b, e, s->probe.key_offset + cg_row_null_offset(nk, i)),
+                "");
+            ev[i].null = LLVMBuildICmp(b, LLVMIntNE, nb, LLVMConstInt(cg_i8(m), 0, 0), "");
+        }
+    }
+    LLVMValueRef eq = ev ? cg_equal_vals(f, vals, ev, types, nk, true) : cg_const_bool(m, false);
+    free(ev);
+    return eq;
+}
+
+/* The inline look for the group (cg_sink.probe): first at the entry the
+ * last row of this call went to (when the loop keeps one: rows of a group
+ * often come together, q18's lineitems of an order), then at the group's
+ * home slot. On a hit, stores the entry's states in `states` and jumps to
+ * g->probe_done (made here); the builder is left where the slow path
+ * (calling find) goes. */
 static void probe(gen *g, LLVMValueRef hash, const cg_val *vals, const sto_type *types,
                   cg_var states)
 {
@@ -303,12 +332,30 @@ static void probe(gen *g, LLVMValueRef hash, const cg_val *vals, const sto_type 
     cg_module *m = g->m;
     LLVMBuilderRef b = f->b;
     LLVMTypeRef ptr = cg_ptr(m), i64 = cg_i64(m);
-    uint32_t nk = s->nkeys;
+    LLVMBasicBlockRef home = cg_block(f, "probe.home");
     LLVMBasicBlockRef look = cg_block(f, "probe.look"), check = cg_block(f, "probe.check");
     LLVMBasicBlockRef keys = cg_block(f, "probe.keys"), hit = cg_block(f, "probe.hit");
     LLVMBasicBlockRef slow = cg_block(f, "probe.slow");
     g->probe_done = cg_block(f, "probe.done");
 
+    if (g->agg_last.slot) {
+        LLVMBasicBlockRef lcheck = cg_block(f, "probe.last"), lkeys = cg_block(f, "probe.lastkeys");
+        LLVMBasicBlockRef lhit = cg_block(f, "probe.lasthit");
+        LLVMValueRef last = cg_var_get(f, g->agg_last);
+        LLVMBuildCondBr(b, LLVMBuildIsNull(b, last, ""), home, lcheck);
+        LLVMPositionBuilderAtEnd(b, lcheck);
+        LLVMValueRef lh = LLVMBuildLoad2(b, i64, last, "");
+        LLVMBuildCondBr(b, LLVMBuildICmp(b, LLVMIntEQ, lh, hash, ""), lkeys, home);
+        LLVMPositionBuilderAtEnd(b, lkeys);
+        LLVMBuildCondBr(b, entry_keys_equal(g, last, vals, types), lhit, home);
+        LLVMPositionBuilderAtEnd(b, lhit);
+        cg_var_set(f, states, byte_ptr(g, b, last, s->probe.states_offset));
+        LLVMBuildBr(b, g->probe_done);
+    } else {
+        LLVMBuildBr(b, home);
+    }
+
+    LLVMPositionBuilderAtEnd(b, home);
     LLVMValueRef part = LLVMBuildLShr(b, hash, cg_const_i64(m, 64 - s->probe.parts_log), "");
     LLVMValueRef partp =
         LLVMBuildGEP2(b, cg_i8(m), sink_state(g),
@@ -330,19 +377,7 @@ static void probe(gen *g, LLVMValueRef hash, const cg_val *vals, const sto_type 
     LLVMBuildCondBr(b, LLVMBuildICmp(b, LLVMIntEQ, h, hash, ""), keys, slow);
 
     LLVMPositionBuilderAtEnd(b, keys);
-    cg_val *ev = calloc(nk, sizeof(*ev));
-    for (uint32_t i = 0; ev && i < nk; i++) {
-        LLVMValueRef kp = byte_ptr(g, b, e, s->probe.key_offset + i * CG_ROW_SLOT);
-        ev[i].v = LLVMBuildLoad2(b, cg_type(m, types[i].id), kp, "");
-        if (vals[i].null) {
-            LLVMValueRef nb = LLVMBuildLoad2(
-                b, cg_i8(m), byte_ptr(g, b, e, s->probe.key_offset + cg_row_null_offset(nk, i)),
-                "");
-            ev[i].null = LLVMBuildICmp(b, LLVMIntNE, nb, LLVMConstInt(cg_i8(m), 0, 0), "");
-        }
-    }
-    LLVMValueRef eq = ev ? cg_equal_vals(f, vals, ev, types, nk, true) : cg_const_bool(m, false);
-    free(ev);
+    LLVMValueRef eq = entry_keys_equal(g, e, vals, types);
     b = f->b;
     LLVMBuildCondBr(b, eq, hit, slow);
 
@@ -399,6 +434,11 @@ static sto_status sink_agg(gen *g)
                 f, find, (LLVMValueRef[]){f->err, sink_state(g), hash, key.slot, states.slot}, 5);
             LLVMBuildBr(f->b, g->probe_done);
             LLVMPositionBuilderAtEnd(f->b, g->probe_done);
+            if (g->agg_last.slot) {
+                LLVMValueRef back = cg_const_i64(m, -(int64_t)s->probe.states_offset);
+                cg_var_set(f, g->agg_last,
+                           LLVMBuildGEP2(f->b, cg_i8(m), cg_var_get(f, states), &back, 1, ""));
+            }
         } else {
             states = cg_var_new(f, ptr, NULL, "states");
             cg_call_checked(
@@ -655,9 +695,20 @@ static sto_status probe_step(gen *g, uint32_t i)
         LLVMBuildCondBr(b, eq, match, advance);
         LLVMPositionBuilderAtEnd(b, match);
         if (p->flag_matches) {
-            LLVMValueRef fl =
-                LLVMBuildStore(b, LLVMConstInt(i8, 1, 0), byte_ptr(g, b, e, p->flag_offset));
+            /* Set once: a build row matched by many probe rows (q22: a
+             * customer's orders) is then only read, so its cache line is
+             * not written back and forth between the workers. */
+            LLVMValueRef fp = byte_ptr(g, b, e, p->flag_offset);
+            LLVMValueRef old = LLVMBuildLoad2(b, i8, fp, "");
+            LLVMSetOrdering(old, LLVMAtomicOrderingMonotonic);
+            LLVMBasicBlockRef set = cg_block(f, "chain.flag"), done = cg_block(f, "chain.flagged");
+            LLVMBuildCondBr(b, LLVMBuildICmp(b, LLVMIntEQ, old, LLVMConstInt(i8, 0, 0), ""), set,
+                            done);
+            LLVMPositionBuilderAtEnd(b, set);
+            LLVMValueRef fl = LLVMBuildStore(b, LLVMConstInt(i8, 1, 0), fp);
             LLVMSetOrdering(fl, LLVMAtomicOrderingMonotonic);
+            LLVMBuildBr(b, done);
+            LLVMPositionBuilderAtEnd(b, done);
         }
         switch (p->kind) {
         case CG_JOIN_INNER:
@@ -843,6 +894,8 @@ static sto_status produce_loop(gen *g)
                         5);
         b = f->b;
     }
+    if (k->kind == CG_SINK_AGG && k->nkeys && k->probe.enabled)
+        g->agg_last = cg_var_new(f, cg_ptr(m), LLVMConstNull(cg_ptr(m)), "last");
     LLVMBasicBlockRef pre = LLVMGetInsertBlock(b);
     cg_loop loop;
     cg_loop_begin(f, &loop, lo, hi);
@@ -931,7 +984,10 @@ sto_status cg_pipeline_compile(cg_jit *jit, const cg_pipeline_desc *d, cg_mode m
         return st;
     }
     out->build_us = cg_clock_us() - t0;
-    STO_TRY(cg_jit_compile(jit, m, mode, &out->code));
+    if (d->cache)
+        STO_TRY(cg_jit_compile_cached(jit, m, mode, &out->code, &out->cache_hit));
+    else
+        STO_TRY(cg_jit_compile(jit, m, mode, &out->code));
     out->fn = (cg_pipeline_fn)cg_code_fn(out->code, "pipeline");
     out->compile_us = cg_clock_us() - t0;
     out->mode = mode;

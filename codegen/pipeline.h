@@ -268,6 +268,7 @@ typedef struct cg_pipeline_desc {
     bool count_rows;
     uint32_t counters_offset;
     const sto_value *params; /* $1.. values, or NULL */
+    bool cache;              /* take code compiled before from the same IR (jit.h) */
 } cg_pipeline_desc;
 
 typedef int32_t (*cg_pipeline_fn)(cg_error *err, void *query_state, void *worker_state,
@@ -279,6 +280,7 @@ typedef struct cg_pipeline_code {
     int64_t build_us;   /* building the IR */
     int64_t compile_us; /* building + cg_jit_compile */
     cg_mode mode;
+    bool cache_hit; /* the code came from the JIT's cache */
 } cg_pipeline_code;
 
 /* Builds and compiles the pipeline in `mode`. */

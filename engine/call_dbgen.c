@@ -93,8 +93,9 @@ static sto_status make_tables(const char *names[NTABLES], sto_table *tables[NTAB
 
 /* Fills the tables with the generator's rows, all eight in one call so
  * the generator can spread every table over the threads. Of a split into
- * parts, nation and region (which dbgen does not split) go to part 1 only,
- * so that the parts together hold every row exactly once. */
+ * parts, every part gets nation and region whole (dbgen does not split
+ * them): the catalog marks them replicated, so a cluster joins them where
+ * they are and counts them once (docs/cluster.md). */
 static sto_status generate(double sf, int part, int parts, int threads, const char *names[NTABLES],
                            sto_table *tables[NTABLES], const atomic_int *cancel)
 {
@@ -107,9 +108,8 @@ static sto_status generate(double sf, int part, int parts, int threads, const ch
     }
     tpch_gen *g;
     STO_TRY(tpch_gen_create(sf, threads, &g));
-    unsigned which = TPCH_ALL_TABLES;
-    if (part > 1) which &= ~((1u << TPCH_NATION) | (1u << TPCH_REGION));
-    sto_status st = tpch_gen_tables_cancelable(g, which, parts, part, threads, targets, cancel);
+    sto_status st =
+        tpch_gen_tables_cancelable(g, TPCH_ALL_TABLES, parts, part, threads, targets, cancel);
     tpch_gen_free(g);
     return st;
 }
@@ -141,7 +141,10 @@ sto_status eng_call_dbgen(eng_stmt_ctx *ctx, const sql_stmt *stmt, eng_result **
         for (int i = 0; !st && i < NTABLES; i++) {
             st = eng_catalog_replace_table(c, names[i], tables[i], stmt->pos);
             if (!st) tables[i] = NULL;
+            if (!st && parts > 1 && (!strcmp(names[i], "nation") || !strcmp(names[i], "region")))
+                st = eng_catalog_set_replicated(c, names[i], true);
         }
+        if (!st) st = eng_persist_placement(ctx->session->db->dir, c);
         eng_catalog_unlock(c);
     }
     for (int i = 0; i < NTABLES; i++)

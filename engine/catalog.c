@@ -19,6 +19,7 @@
 typedef struct table_entry {
     char *name;
     sto_table *table;
+    bool replicated; /* a cluster's servers each hold every row */
 } table_entry;
 
 struct eng_catalog {
@@ -139,6 +140,7 @@ static sto_status add_table(eng_catalog *c, const char *name, sto_table *t)
     if (!copy) return sto_error_oom();
     c->tables[c->ntables].name = copy;
     c->tables[c->ntables].table = t;
+    c->tables[c->ntables].replicated = false;
     c->ntables++;
     return STO_OK;
 }
@@ -163,6 +165,7 @@ sto_status eng_catalog_replace_table(eng_catalog *c, const char *name, sto_table
     if (i < 0) return add_table(c, name, t);
     sto_table_free(c->tables[i].table);
     c->tables[i].table = t;
+    c->tables[i].replicated = false;
     return STO_OK;
 }
 
@@ -270,6 +273,20 @@ sto_table *eng_catalog_table(const eng_catalog *c, const char *name)
 {
     long i = find_table(c, name);
     return i < 0 ? NULL : c->tables[i].table;
+}
+
+bool eng_catalog_replicated(const eng_catalog *c, const char *name)
+{
+    long i = find_table(c, name);
+    return i >= 0 && c->tables[i].replicated;
+}
+
+sto_status eng_catalog_set_replicated(eng_catalog *c, const char *name, bool replicated)
+{
+    long i = find_table(c, name);
+    if (i < 0) return sto_error(STO_UNDEFINED_TABLE, "table \"%s\" does not exist", name);
+    c->tables[i].replicated = replicated;
+    return STO_OK;
 }
 
 const eng_view *eng_catalog_view(const eng_catalog *c, const char *name)

@@ -90,6 +90,13 @@ sto_status eng_catalog_drop_dependents(eng_catalog *c, const char *name, uint32_
 sto_table *eng_catalog_table(const eng_catalog *c, const char *name);
 const eng_view *eng_catalog_view(const eng_catalog *c, const char *name);
 
+/* Placement on a cluster (docs/cluster.md): a table is chunked (each
+ * server holds some of its rows; what CREATE TABLE and a replace make) or
+ * replicated (each server holds every row, e.g. TPC-H's nation and region
+ * from CALL dbgen with parts). The distribution pass reads it. */
+bool eng_catalog_replicated(const eng_catalog *c, const char *name);
+sto_status eng_catalog_set_replicated(eng_catalog *c, const char *name, bool replicated);
+
 /* Iteration in creation order (for .tables, snapshots, SHOW TABLES). */
 size_t eng_catalog_table_count(const eng_catalog *c);
 const char *eng_catalog_table_name(const eng_catalog *c, size_t i);

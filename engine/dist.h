@@ -12,15 +12,18 @@
  *       rows every server sent (engine/exchange.h) ─► the coordinator gets
  *       the gathered result.
  *
- * Placement: every server holds some rows of every table (TPC-H: dbgen
- * chunk rank+1 of n); nothing is assumed about which rows are where. The
- * rules of the pass are in docs/cluster.md ("Distributed plans").
+ * Placement: a chunked table has some of its rows on every server (TPC-H:
+ * dbgen chunk rank+1 of n), nothing assumed about which rows are where; a
+ * replicated table (the catalog says which: TPC-H's nation and region) is
+ * whole on every server. The rules of the pass are in docs/cluster.md
+ * ("Distributed plans").
  */
 #ifndef RACKDB_ENGINE_DIST_H
 #define RACKDB_ENGINE_DIST_H
 
 #include <stdint.h>
 
+#include "engine/catalog.h"
 #include "net/mux/mux.h"
 #include "rackdb.h"
 #include "sql/plan.h"
@@ -37,18 +40,43 @@ void eng_dist_plan_free(sql_plan *plan);
  * inside the one server), so a one-server run exercises the exchange code. */
 sto_status eng_distribute(sql_plan *plan, int nservers);
 
+/* The same, knowing which tables are replicated (eng_catalog_replicated;
+ * the caller holds the catalog's read lock). eng_distribute treats every
+ * table as chunked. */
+sto_status eng_distribute_placed(sql_plan *plan, int nservers, const eng_catalog *catalog);
+
+/* How many multiplexer workers eng_dist_run wants on db's instance:
+ * ENG_DIST_MUX_WORKER0 (engine/exchange.h) plus a worker per thread of the
+ * instance's pool, so that every thread sends its own exchange rows. A
+ * multiplexer with fewer still works; the rows of threads without one are
+ * sent at each exchange's end instead of as they are made. */
+sto_status eng_dist_mux_workers(rackdb *db, int *out);
+
 /* Runs a distributed plan on this server over mux. Every server of the
  * cluster calls it with an equal plan and the same query_id (exchange ids are
  * derived from query_id and exchange.id: (query_id << 8) | exchange.id); the
  * server of rank `coordinator` gets the gathered result in *out, the others
- * get *out = NULL. The mux must have been created with workers >= 2: the
- * exchange code sends as worker 0 and receives as worker 1. The catalog's
+ * get *out = NULL. The mux must have been created with workers >=
+ * ENG_DIST_MUX_CTRL (exchange.h: who uses which worker; the caller may use
+ * ENG_DIST_MUX_CTRL for its own streams). The catalog's
  * read lock is held while the plan runs (its GETs point at its tables).
  * query_id stays below 2^23, so data exchange ids never have the top bit
  * set: ids with it are the coordinator's control streams (cli/server_cluster.h,
- * mux worker 2). */
+ * mux worker ENG_DIST_MUX_CTRL). */
 sto_status eng_dist_run(rackdb_session *s, mux_ctx *mux, const sql_plan *plan, uint32_t query_id,
                         int coordinator, rackdb_result **out);
+
+/* What the exchanges of one eng_dist_run did on this server. */
+typedef struct eng_dist_stats {
+    uint64_t rows_streamed; /* sent by pipeline workers while they ran */
+    uint64_t rows_at_end;   /* sent after a pipeline ended (engine/exchange.h) */
+    uint64_t rows_received;
+} eng_dist_stats;
+
+/* eng_dist_run, and its exchanges' figures into *stats. */
+sto_status eng_dist_run_stats(rackdb_session *s, mux_ctx *mux, const sql_plan *plan,
+                              uint32_t query_id, int coordinator, rackdb_result **out,
+                              eng_dist_stats *stats);
 
 /* The plan as text with estimates (eng_plan_explain_logical), exchanges
  * included; malloc'd, NULL when memory is short. */

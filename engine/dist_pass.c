@@ -7,8 +7,8 @@
  *   ANY         each row on exactly one server, no rule known (a table scan)
  *   HASH(keys)  each row on server crc32(keys) mod n; a key position may
  *               have several equal columns (both sides of an equi join)
- *   REPLICATED  every server has every row (VALUES, a broadcast, whatever
- *               is computed from replicated inputs only)
+ *   REPLICATED  every server has every row (a replicated table, VALUES, a
+ *               broadcast, whatever is computed from replicated inputs only)
  *   SINGLE      the coordinator has every row, the others none that count
  *               (after a GATHER; only on the way to the result)
  * Each operator asks for the placement it needs and an exchange is put
@@ -37,6 +37,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "engine/catalog.h"
 #include "engine/dist.h"
 #include "engine/optimize.h"
 
@@ -55,8 +56,9 @@ typedef struct place {
 typedef struct dist {
     sql_plan *plan;
     sql_plan_ctx *ctx;
-    int n;            /* servers, at least 2 for costs */
-    uint32_t next_id; /* exchange ids */
+    const eng_catalog *catalog; /* placement of tables; NULL: all chunked */
+    int n;                      /* servers, at least 2 for costs */
+    uint32_t next_id;           /* exchange ids */
 } dist;
 
 static bool in_one_place(const place *p)
@@ -708,8 +710,15 @@ static sto_status distribute(dist *d, sql_lop **slot, bool top, place *out)
     sql_lop *op = *slot;
     switch (op->kind) {
     case SQL_LOP_GET:
+        /* a replicated table is whole on every server: it meets chunked
+         * rows where they are, and what is computed from it alone is
+         * computed alike everywhere, so the coordinator's copy is the
+         * answer (never gathered: that would count it n times) */
         memset(out, 0, sizeof(*out));
-        out->kind = P_ANY;
+        out->kind = d->catalog && op->get.table_name &&
+                            eng_catalog_replicated(d->catalog, op->get.table_name)
+                        ? P_REPL
+                        : P_ANY;
         return STO_OK;
     case SQL_LOP_VALUES:
         memset(out, 0, sizeof(*out));
@@ -742,9 +751,14 @@ static sto_status distribute(dist *d, sql_lop **slot, bool top, place *out)
 
 sto_status eng_distribute(sql_plan *plan, int nservers)
 {
+    return eng_distribute_placed(plan, nservers, NULL);
+}
+
+sto_status eng_distribute_placed(sql_plan *plan, int nservers, const eng_catalog *catalog)
+{
     if (nservers < 1)
         return sto_error(STO_INVALID_PARAMETER_VALUE, "a cluster of %d servers", nservers);
-    dist d = {plan, plan->ctx, nservers < 2 ? 2 : nservers, 0};
+    dist d = {plan, plan->ctx, catalog, nservers < 2 ? 2 : nservers, 0};
     place p;
     STO_TRY(distribute(&d, &plan->root, true, &p));
     if (!in_one_place(&p)) STO_TRY(to_one_place(&d, &plan->root, true, &p));

@@ -42,9 +42,9 @@ sto_status eng_dist_plan(rackdb_session *s, const char *sql, int nservers, sql_p
         st = sql_bind_query(arena, &cat, stmts->items[0]->query, &plan);
         eng_opt_settings os = eng_opt_settings_from(&s->settings);
         if (!st) st = eng_optimize(plan, &os);
+        if (!st) st = eng_distribute_placed(plan, nservers, c);
         eng_catalog_unlock(c);
     }
-    if (!st) st = eng_distribute(plan, nservers);
     if (st) {
         sql_arena_destroy(arena);
         return st;
@@ -58,13 +58,32 @@ char *eng_dist_explain(const sql_plan *plan)
     return eng_plan_explain_logical(plan);
 }
 
+sto_status eng_dist_mux_workers(rackdb *db, int *out)
+{
+    eng_exec_shared *shared = NULL;
+    STO_TRY(eng_exec_shared_get(db, &shared));
+    *out = ENG_DIST_MUX_WORKER0 + (int)eng_sched_threads(shared->sched);
+    return STO_OK;
+}
+
 sto_status eng_dist_run(rackdb_session *s, mux_ctx *mux, const sql_plan *plan, uint32_t query_id,
                         int coordinator, rackdb_result **out)
+{
+    return eng_dist_run_stats(s, mux, plan, query_id, coordinator, out, NULL);
+}
+
+sto_status eng_dist_run_stats(rackdb_session *s, mux_ctx *mux, const sql_plan *plan,
+                              uint32_t query_id, int coordinator, rackdb_result **out,
+                              eng_dist_stats *dstats)
 {
     *out = NULL;
     if (coordinator < 0 || coordinator >= mux_size(mux))
         return sto_error(STO_INVALID_PARAMETER_VALUE, "no server %d in a cluster of %d",
                          coordinator, mux_size(mux));
+    if (mux_workers(mux) < ENG_DIST_MUX_CTRL)
+        return sto_error(STO_INVALID_PARAMETER_VALUE,
+                         "a distributed query needs a multiplexer of %d workers, not %d",
+                         ENG_DIST_MUX_CTRL, mux_workers(mux));
     eng_exec_shared *shared = NULL;
     STO_TRY(eng_exec_shared_get(s->db, &shared));
     eng_mem *mem = NULL;
@@ -107,6 +126,9 @@ sto_status eng_dist_run(rackdb_session *s, mux_ctx *mux, const sql_plan *plan, u
     eng_rowset_free(&rows);
     eng_exec_strings_free(strings);
     eng_query_stats_free(&stats);
+    if (dstats)
+        *dstats = (eng_dist_stats){atomic_load(&dist.rows_streamed), dist.rows_at_end,
+                                   dist.rows_received};
     eng_dist_env_free(&dist);
     eng_catalog_unlock(c);
     eng_mem_destroy(mem);

@@ -1,16 +1,14 @@
 /*
- * exchange.c — sending an EXCHANGE sink's rows and receiving the rows of
- * every server (exchange.h): the row codec, the destination hash, and the
- * sender / receiver pair that runs one exchange.
+ * exchange.c — streaming an EXCHANGE sink's rows to the other servers and
+ * receiving the rows of every server (exchange.h): the row codec, the
+ * destination hash, the per-worker senders and the receivers.
  */
 #include "engine/exchange.h"
 
-#include <errno.h>
 #include <pthread.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "codegen/pipeline.h"
 #include "storage/crc32c.h"
@@ -25,19 +23,23 @@ void eng_dist_env_init(eng_dist_env *d, mux_ctx *mux, uint32_t query_id, int coo
     d->coordinator = coordinator;
     d->rank = mux ? mux_rank(mux) : 0;
     d->nservers = mux ? mux_size(mux) : 1;
+    d->receivers = 1;
+}
+
+static void str_store_free(eng_str_store *s)
+{
+    for (size_t i = 0; i < s->nblocks; i++)
+        free(s->blocks[i]);
+    free(s->blocks);
+    memset(s, 0, sizeof(*s));
 }
 
 void eng_dist_env_free(eng_dist_env *d)
 {
-    for (size_t i = 0; i < d->nblocks; i++)
-        free(d->blocks[i]);
-    free(d->blocks);
-    d->blocks = NULL;
-    d->nblocks = d->capblocks = 0;
-    d->cur = NULL;
+    str_store_free(&d->strings);
 }
 
-static sto_status keep_block(eng_dist_env *d, void *b)
+static sto_status keep_block(eng_str_store *d, void *b)
 {
     if (d->nblocks == d->capblocks) {
         size_t cap = d->capblocks ? 2 * d->capblocks : 16;
@@ -54,7 +56,7 @@ static sto_status keep_block(eng_dist_env *d, void *b)
 }
 
 /* Room for len string bytes that live as long as the query. */
-static sto_status string_room(eng_dist_env *d, uint32_t len, char **out)
+static sto_status string_room(eng_str_store *d, uint32_t len, char **out)
 {
     if (len > STRING_BLOCK / 4) {
         char *b = malloc(len);
@@ -74,6 +76,21 @@ static sto_status string_room(eng_dist_env *d, uint32_t len, char **out)
     *out = (char *)d->cur + d->cur_used;
     d->cur_used += len;
     return STO_OK;
+}
+
+/* Moves the blocks of from into to (from is left empty). */
+static sto_status str_store_move(eng_str_store *to, eng_str_store *from)
+{
+    sto_status st = STO_OK;
+    for (size_t i = 0; i < from->nblocks; i++) {
+        if (st)
+            free(from->blocks[i]);
+        else
+            st = keep_block(to, from->blocks[i]);
+    }
+    free(from->blocks);
+    memset(from, 0, sizeof(*from));
+    return st;
 }
 
 /* --- the destination ------------------------------------------------------------- */
@@ -235,7 +252,7 @@ static size_t encode_row(const codec *c, const uint8_t *row, uint8_t *buf, size_
 
 /* Decodes one row from [*pos, end) into out (c->ncols columns, zeroed). */
 static sto_status decode_row(const codec *c, const uint8_t **pos, const uint8_t *end, uint8_t *out,
-                             eng_dist_env *d)
+                             eng_str_store *d)
 {
     const uint8_t *in = *pos;
     uint32_t nc = c->ncols;
@@ -287,85 +304,54 @@ static sto_status decode_row(const codec *c, const uint8_t **pos, const uint8_t 
     return STO_OK;
 }
 
-/* --- the receiver ---------------------------------------------------------------- */
+/* --- one exchange's run ------------------------------------------------------------ */
+
+/* A producer: the open message per destination of one mux worker. */
+typedef struct sender {
+    eng_xrun *x;
+    int mux_worker;
+    mux_msg **open; /* [nservers]: per server; [nservers]: broadcast or gather */
+} sender;
 
 typedef struct receiver {
-    eng_dist_env *d;
-    const codec *c;
-    uint32_t stream;
+    eng_xrun *x;
     eng_rows_sink sink;
+    eng_str_store strings;
     sto_status st;
+    pthread_t thread;
+    bool started;
 } receiver;
 
-static sto_status receive_msg(receiver *r, const mux_msg *m)
-{
-    if (m->len == 0) return STO_OK; /* the end-of-stream frame */
-    if (m->len < 4)
-        return sto_error(STO_PROTOCOL_VIOLATION, "exchange message from server %d too short",
-                         (int)m->src);
-    uint32_t nrows;
-    memcpy(&nrows, m->data, 4);
-    const uint8_t *pos = m->data + 4, *end = m->data + m->len;
-    for (uint32_t i = 0; i < nrows; i++) {
-        uint8_t *row;
-        cg_error err = cg_error_none();
-        if (eng_rt_rows_append(&err, &r->sink, &row)) return err.detail;
-        memset(row, 0, r->sink.row_bytes);
-        STO_TRY(decode_row(r->c, &pos, end, row, r->d));
-    }
-    if (pos != end)
-        return sto_error(STO_PROTOCOL_VIOLATION,
-                         "exchange message from server %d has %zu stray bytes", (int)m->src,
-                         (size_t)(end - pos));
-    return STO_OK;
-}
-
-static void *receive_all(void *arg)
-{
-    receiver *r = arg;
-    for (;;) {
-        mux_msg *m = NULL;
-        sto_status st = mux_recv(r->d->mux, 1, r->stream, &m);
-        if (st) {
-            r->st = st;
-            break;
-        }
-        if (!m) break;
-        st = receive_msg(r, m);
-        mux_msg_release(m);
-        if (st) {
-            /* nobody else can tell the others: they would wait for us */
-            mux_abort(r->d->mux, st->message);
-            r->st = st;
-            break;
-        }
-    }
-    return NULL;
-}
-
-/* --- the sender ---------------------------------------------------------------------- */
-
-typedef struct sender {
+struct eng_xrun {
     eng_dist_env *d;
+    const eng_pipe *p;
     uint32_t stream;
-    mux_msg **open; /* per destination; [nservers]: broadcast or gather */
-} sender;
+    atomic_int *cancel;
+    codec c;
+    sto_type *types, *key_types; /* [nout], then [nkeys] */
+    sender main;
+    sender *workers; /* per pool worker that has a mux worker of its own */
+    unsigned nworkers;
+    receiver *recv;
+    unsigned nrecv;
+};
 
 static sto_status flush(sender *s, int slot, int dest)
 {
     mux_msg *m = s->open[slot];
     s->open[slot] = NULL;
     if (!m) return STO_OK;
-    m->exchange = s->stream;
-    return mux_send(s->d->mux, 0, m, dest);
+    m->exchange = s->x->stream;
+    return mux_send(s->x->d->mux, s->mux_worker, m, dest);
 }
 
-static sto_status send_row(sender *s, const codec *c, const uint8_t *row, int slot, int dest)
+static sto_status send_row(sender *s, const uint8_t *row, int slot, int dest)
 {
+    const codec *c = &s->x->c;
     for (int attempt = 0; attempt < 2; attempt++) {
         mux_msg *m = s->open[slot];
         if (!m) {
-            STO_TRY(mux_msg_get(s->d->mux, 0, &m));
+            STO_TRY(mux_msg_get(s->x->d->mux, s->mux_worker, &m));
             m->len = 4;
             memset(m->data, 0, 4);
             s->open[slot] = m;
@@ -388,21 +374,21 @@ static sto_status send_row(sender *s, const codec *c, const uint8_t *row, int sl
     return sto_error(STO_PROGRAM_LIMIT_EXCEEDED, "a row is wider than an exchange message");
 }
 
-static sto_status send_all(sender *s, const codec *c, const eng_pipe *p, const eng_rowset *rows,
-                           const sto_type *key_types, atomic_int *cancel)
+/* Encodes rows [0, count) of data (row_bytes apart) into s's messages. */
+static sto_status send_rows(sender *s, const uint8_t *data, uint64_t count, uint32_t row_bytes)
 {
-    const sql_lop *x = p->sink_op;
-    int n = s->d->nservers;
-    sto_status st = STO_OK;
-    for (uint64_t i = 0; !st && i < rows->rows; i++) {
-        if ((i & 1023) == 0 && cancel && atomic_load_explicit(cancel, memory_order_relaxed))
+    eng_xrun *x = s->x;
+    const sql_lop *op = x->p->sink_op;
+    int n = x->d->nservers;
+    for (uint64_t i = 0; i < count; i++) {
+        if ((i & 1023) == 0 && x->cancel && atomic_load_explicit(x->cancel, memory_order_relaxed))
             return sto_error(STO_QUERY_CANCELED, "canceling statement due to user request");
-        const uint8_t *row = rows->data + i * rows->row_bytes;
+        const uint8_t *row = data + i * row_bytes;
         int slot, dest;
-        switch (x->exchange.kind) {
+        switch (op->exchange.kind) {
         case SQL_EXCH_SHUFFLE:
-            slot = dest =
-                eng_exchange_dest(row, p->nexprs, p->nout, x->exchange.nkeys, key_types, n);
+            slot = dest = eng_exchange_dest(row, x->p->nexprs, x->p->nout, op->exchange.nkeys,
+                                            x->key_types, n);
             break;
         case SQL_EXCH_BROADCAST:
             slot = n;
@@ -410,20 +396,208 @@ static sto_status send_all(sender *s, const codec *c, const eng_pipe *p, const e
             break;
         default:
             slot = n;
-            dest = s->d->coordinator;
+            dest = x->d->coordinator;
             break;
         }
-        st = send_row(s, c, row, slot, dest);
+        STO_TRY(send_row(s, row, slot, dest));
     }
-    for (int i = 0; !st && i < n; i++)
-        st = flush(s, i, i);
-    if (!st)
-        st =
-            flush(s, n, x->exchange.kind == SQL_EXCH_BROADCAST ? MUX_BROADCAST : s->d->coordinator);
+    return STO_OK;
+}
+
+/* The compact hook of a streaming worker's rows sink: its batch goes out. */
+static sto_status drain_batch(void *arg, eng_rows_sink *rows)
+{
+    sender *s = arg;
+    STO_TRY(send_rows(s, rows->data, rows->rows, rows->row_bytes));
+    atomic_fetch_add_explicit(&s->x->d->rows_streamed, rows->rows, memory_order_relaxed);
+    rows->rows = 0;
+    return STO_OK;
+}
+
+static sto_status flush_all(sender *s)
+{
+    eng_xrun *x = s->x;
+    int n = x->d->nservers;
+    for (int i = 0; i < n; i++)
+        STO_TRY(flush(s, i, i));
+    return flush(s, n,
+                 x->p->sink_op->exchange.kind == SQL_EXCH_BROADCAST ? MUX_BROADCAST
+                                                                    : x->d->coordinator);
+}
+
+static void release_open(sender *s, int n)
+{
+    for (int i = 0; s->open && i <= n; i++)
+        if (s->open[i]) {
+            mux_msg_release(s->open[i]);
+            s->open[i] = NULL;
+        }
+    free(s->open);
+    s->open = NULL;
+}
+
+static sto_status receive_msg(receiver *r, const mux_msg *m)
+{
+    if (m->len == 0) return STO_OK; /* the end-of-stream frame */
+    if (m->len < 4)
+        return sto_error(STO_PROTOCOL_VIOLATION, "exchange message from server %d too short",
+                         (int)m->src);
+    uint32_t nrows;
+    memcpy(&nrows, m->data, 4);
+    const uint8_t *pos = m->data + 4, *end = m->data + m->len;
+    for (uint32_t i = 0; i < nrows; i++) {
+        uint8_t *row;
+        cg_error err = cg_error_none();
+        if (eng_rt_rows_append(&err, &r->sink, &row)) return err.detail;
+        memset(row, 0, r->sink.row_bytes);
+        STO_TRY(decode_row(&r->x->c, &pos, end, row, &r->strings));
+    }
+    if (pos != end)
+        return sto_error(STO_PROTOCOL_VIOLATION,
+                         "exchange message from server %d has %zu stray bytes", (int)m->src,
+                         (size_t)(end - pos));
+    return STO_OK;
+}
+
+/* A receiver thread: messages until every server's stream ended. It also
+ * watches the cancel flag: a worker may be waiting for a free message, and
+ * only failing the multiplexer wakes it. */
+static void *receive_all(void *arg)
+{
+    receiver *r = arg;
+    eng_xrun *x = r->x;
+    bool aborted = false;
+    for (;;) {
+        mux_msg *m = NULL;
+        bool pending = false;
+        sto_status st = mux_recv_for(x->d->mux, ENG_DIST_MUX_RECV, x->stream, 50, &m, &pending);
+        if (st) {
+            r->st = st;
+            break;
+        }
+        if (pending) {
+            if (!aborted && x->cancel && atomic_load(x->cancel)) {
+                mux_abort(x->d->mux, "query canceled");
+                aborted = true;
+            }
+            continue;
+        }
+        if (!m) break;
+        st = receive_msg(r, m);
+        mux_msg_release(m);
+        if (st) {
+            /* nobody else can tell the others: they would wait for us */
+            mux_abort(x->d->mux, st->message);
+            r->st = st;
+            break;
+        }
+    }
+    return NULL;
+}
+
+static void xrun_free(eng_xrun *x)
+{
+    if (!x) return;
+    int n = x->d->nservers;
+    release_open(&x->main, n);
+    for (unsigned i = 0; x->workers && i < x->nworkers; i++)
+        release_open(&x->workers[i], n);
+    for (unsigned i = 0; x->recv && i < x->nrecv; i++) {
+        eng_rows_sink_free(&x->recv[i].sink);
+        str_store_free(&x->recv[i].strings);
+        sto_status_free(x->recv[i].st);
+    }
+    free(x->recv);
+    free(x->workers);
+    codec_free(&x->c);
+    free(x->types);
+    free(x);
+}
+
+static sto_status sender_init(eng_xrun *x, sender *s, int mux_worker)
+{
+    s->x = x;
+    s->mux_worker = mux_worker;
+    s->open = calloc((size_t)x->d->nservers + 1, sizeof(*s->open));
+    return s->open ? STO_OK : sto_error_oom();
+}
+
+/* Stops the receivers (after a failure the multiplexer has been aborted,
+ * so they return) and takes the first error. */
+static sto_status join_receivers(eng_xrun *x, sto_status st)
+{
+    for (unsigned i = 0; i < x->nrecv; i++) {
+        receiver *r = &x->recv[i];
+        if (r->started) pthread_join(r->thread, NULL);
+        r->started = false;
+        if (!st && r->st) {
+            st = r->st;
+            r->st = NULL;
+        }
+    }
     return st;
 }
 
-/* --- one exchange --------------------------------------------------------------------- */
+sto_status eng_exchange_begin(const eng_exec_env *env, const eng_physical *ph, const eng_pipe *p)
+{
+    eng_dist_env *d = env->dist;
+    if (!d) return STO_OK;
+    const sql_lop *op = p->sink_op;
+    eng_xrun *x = calloc(1, sizeof(*x));
+    if (!x) {
+        mux_abort(d->mux, "out of memory");
+        return sto_error_oom();
+    }
+    x->d = d;
+    x->p = p;
+    x->stream = eng_exchange_stream(d->query_id, op->exchange.id);
+    x->cancel = env->cancel;
+    x->types = calloc((size_t)p->nout + op->exchange.nkeys + 1, sizeof(*x->types));
+    sto_status st = x->types ? codec_init(&x->c, ph, p, x->types) : sto_error_oom();
+    if (!st) {
+        x->key_types = x->types + p->nout;
+        for (uint32_t k = 0; k < op->exchange.nkeys; k++)
+            x->key_types[k] = p->exprs[p->nout + k]->type;
+    }
+    unsigned pool = eng_sched_threads(env->shared->sched);
+    int spare = mux_workers(d->mux) - ENG_DIST_MUX_WORKER0;
+    x->nworkers = spare > 0 ? (pool < (unsigned)spare ? pool : (unsigned)spare) : 0;
+    if (!st) st = sender_init(x, &x->main, ENG_DIST_MUX_MAIN);
+    if (!st && x->nworkers && !(x->workers = calloc(x->nworkers, sizeof(*x->workers))))
+        st = sto_error_oom();
+    for (unsigned i = 0; !st && i < x->nworkers; i++)
+        st = sender_init(x, &x->workers[i], ENG_DIST_MUX_WORKER0 + (int)i);
+    /* every sender reports done: this thread's and each worker's */
+    if (!st) st = mux_exchange_open(d->mux, x->stream, 1 + (int)x->nworkers);
+    x->nrecv = d->receivers ? d->receivers : 1;
+    if (!st && !(x->recv = calloc(x->nrecv, sizeof(*x->recv)))) st = sto_error_oom();
+    for (unsigned i = 0; !st && i < x->nrecv; i++) {
+        receiver *r = &x->recv[i];
+        r->x = x;
+        eng_rows_sink_init(&r->sink, (eng_rt_mem){env->mem, NULL, -1}, cg_row_bytes(p->nout));
+        r->started = pthread_create(&r->thread, NULL, receive_all, r) == 0;
+        if (!r->started) st = sto_error(STO_OUT_OF_MEMORY, "cannot start an exchange receiver");
+    }
+    if (st) {
+        mux_abort(d->mux, st->message); /* the others must not wait for us */
+        st = join_receivers(x, st);
+        if (x->types) mux_exchange_close(d->mux, x->stream);
+        xrun_free(x);
+        return st;
+    }
+    d->active = x;
+    return STO_OK;
+}
+
+sto_status eng_exchange_attach(eng_dist_env *d, unsigned worker, eng_rows_sink *rows)
+{
+    eng_xrun *x = d ? d->active : NULL;
+    if (!x || worker >= x->nworkers) return STO_OK; /* its rows go at the end */
+    rows->compact = drain_batch;
+    rows->compact_arg = &x->workers[worker];
+    rows->compact_min = ENG_EXCHANGE_BATCH;
+    return STO_OK;
+}
 
 /* One server: the rows stay, the key columns go. */
 static sto_status drop_keys(const eng_exec_env *env, const eng_pipe *p, eng_rowset *rows)
@@ -445,89 +619,51 @@ static sto_status drop_keys(const eng_exec_env *env, const eng_pipe *p, eng_rows
     return STO_OK;
 }
 
-/* Waits for the receiver; a cancel meanwhile aborts the cluster's query. */
-static void wait_receiver(pthread_t t, eng_dist_env *d, atomic_int *cancel)
+sto_status eng_exchange_end(const eng_exec_env *env, const eng_physical *ph, const eng_pipe *p,
+                            sto_status st, eng_rowset *rows)
 {
-    bool aborted = false;
-    for (;;) {
-        struct timespec ts;
-        clock_gettime(CLOCK_REALTIME, &ts);
-        ts.tv_nsec += 50 * 1000 * 1000;
-        if (ts.tv_nsec >= 1000000000L) {
-            ts.tv_sec++;
-            ts.tv_nsec -= 1000000000L;
-        }
-        int rc = pthread_timedjoin_np(t, NULL, &ts);
-        if (rc != ETIMEDOUT) return;
-        if (!aborted && cancel && atomic_load(cancel)) {
-            mux_abort(d->mux, "query canceled");
-            aborted = true;
-        }
-    }
-}
-
-sto_status eng_exchange_rows(const eng_exec_env *env, const eng_physical *ph, const eng_pipe *p,
-                             eng_rowset *rows)
-{
+    (void)ph;
     eng_dist_env *d = env->dist;
-    if (!d) return drop_keys(env, p, rows);
-    const sql_lop *x = p->sink_op;
-    uint32_t stream = eng_exchange_stream(d->query_id, x->exchange.id);
-    sto_type *types = calloc((size_t)p->nout + x->exchange.nkeys + 1, sizeof(*types));
-    mux_msg **open = calloc((size_t)d->nservers + 1, sizeof(*open));
-    codec c;
-    memset(&c, 0, sizeof(c));
-    sto_status st = types && open ? codec_init(&c, ph, p, types) : sto_error_oom();
-    sto_type *key_types = types ? types + p->nout : NULL;
-    for (uint32_t k = 0; !st && k < x->exchange.nkeys; k++)
-        key_types[k] = p->exprs[p->nout + k]->type;
-    if (!st) st = mux_exchange_open(d->mux, stream, 1);
-    if (st) {
-        codec_free(&c);
-        free(types);
-        free(open);
+    if (!d) return st ? st : drop_keys(env, p, rows);
+    eng_xrun *x = d->active;
+    d->active = NULL;
+    if (!x) {
+        if (!st) st = sto_error(STO_INTERNAL_ERROR, "an exchange ends that never began");
         mux_abort(d->mux, st->message);
         return st;
     }
-
-    receiver r;
-    memset(&r, 0, sizeof(r));
-    r.d = d;
-    r.c = &c;
-    r.stream = stream;
-    eng_rows_sink_init(&r.sink, (eng_rt_mem){env->mem, NULL, -1}, cg_row_bytes(p->nout));
-    pthread_t thread;
-    bool started = pthread_create(&thread, NULL, receive_all, &r) == 0;
-    if (!started) st = sto_error(STO_OUT_OF_MEMORY, "cannot start an exchange receiver thread");
-
-    sender s = {d, stream, open};
-    if (!st) st = send_all(&s, &c, p, rows, key_types, env->cancel);
-    for (int i = 0; i <= d->nservers; i++)
-        if (open[i]) mux_msg_release(open[i]);
-    if (!st) st = mux_exchange_done(d->mux, 0, stream);
+    /* The workers are done (the pipeline's job has finished), so this
+     * thread may submit on their mux workers: each one's queue is FIFO, so
+     * its done follows its last message. */
+    if (!st && rows->rows) st = send_rows(&x->main, rows->data, rows->rows, rows->row_bytes);
+    if (!st) d->rows_at_end += rows->rows;
+    if (!st) st = flush_all(&x->main);
+    for (unsigned i = 0; !st && i < x->nworkers; i++)
+        st = flush_all(&x->workers[i]);
+    if (!st) st = mux_exchange_done(d->mux, ENG_DIST_MUX_MAIN, x->stream);
+    for (unsigned i = 0; !st && i < x->nworkers; i++)
+        st = mux_exchange_done(d->mux, x->workers[i].mux_worker, x->stream);
     if (st) mux_abort(d->mux, st->message); /* the others must not wait for us */
-    if (started) wait_receiver(thread, d, env->cancel);
-    if (!st && r.st) {
-        st = r.st;
-        r.st = NULL;
-    }
-    sto_status_free(r.st);
-    mux_exchange_close(d->mux, stream);
+    st = join_receivers(x, st);
+    mux_exchange_close(d->mux, x->stream);
 
     eng_rowset out;
     memset(&out, 0, sizeof(out));
-    if (!st) {
-        eng_rows_sink *sp = &r.sink;
-        st = eng_rowset_gather(&sp, 1, false, env->mem, &out);
+    eng_rows_sink **sinks = calloc(x->nrecv, sizeof(*sinks));
+    if (!st && !sinks) st = sto_error_oom();
+    for (unsigned i = 0; !st && i < x->nrecv; i++) {
+        sinks[i] = &x->recv[i].sink;
+        st = str_store_move(&d->strings, &x->recv[i].strings);
     }
-    eng_rows_sink_free(&r.sink);
+    for (unsigned i = 0; !st && i < x->nrecv; i++)
+        d->rows_received += x->recv[i].sink.rows;
+    if (!st) st = eng_rowset_gather(sinks, x->nrecv, false, env->mem, &out);
+    free(sinks);
     if (!st) {
         out.row_bytes = cg_row_bytes(p->nout);
         eng_rowset_free(rows);
         *rows = out;
     }
-    codec_free(&c);
-    free(types);
-    free(open);
+    xrun_free(x);
     return st;
 }

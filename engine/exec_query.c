@@ -85,6 +85,8 @@ static sto_status query_run(eng_stmt_ctx *ctx, query *q, bool analyze)
     unsigned pool = eng_sched_threads(shared->sched);
     if (threads > pool) threads = pool;
     q->env = (eng_exec_env){shared, threads, q->mem, &ctx->session->cancel, analyze};
+    q->env.serial_compile = !set->jit_compile_ahead;
+    q->env.jit_cache = set->jit_cache;
     return eng_exec_physical(&q->env, q->ph, &q->stats, &q->rows, &q->strings);
 }
 

@@ -7,7 +7,9 @@
  * aggregation partition per finalize morsel), and what is left to do once —
  * merging sorted runs, concatenating rows, applying LIMIT — happens between
  * jobs. Running pipelines one job at a time keeps every pipeline's input
- * known (and its size, which picks the compile mode) before it is compiled.
+ * known (and its size, which picks the compile mode) before it runs; most
+ * are compiled earlier all the same, on the compile pool while earlier
+ * ones run (compile_ahead), with the size known or estimated and checked.
  */
 #include "engine/executor.h"
 
@@ -44,9 +46,19 @@ void eng_exec_shared_free(eng_exec_shared *s)
 {
     if (!s) return;
     if (s->sched) eng_sched_destroy(s->sched);
+    cg_compile_pool_destroy(s->compile);
     if (s->jit) sto_status_free(cg_jit_destroy(s->jit));
     eng_mem_destroy(s->mem);
     free(s);
+}
+
+/* Threads that compile pipelines ahead: the caller compiles too, so one
+ * gives two compiles at once; a few more pay on larger machines, where a
+ * query's compiles would otherwise leave most cores idle. */
+static unsigned compile_threads(eng_sched *sched)
+{
+    unsigned n = eng_sched_threads(sched) / 2;
+    return n < 1 ? 1 : n > 4 ? 4 : n;
 }
 
 sto_status eng_exec_shared_get(rackdb *db, eng_exec_shared **out)
@@ -59,6 +71,7 @@ sto_status eng_exec_shared_get(rackdb *db, eng_exec_shared **out)
         if (!st) st = eng_mem_create("instance", 0, NULL, &s->mem);
         if (!st) st = cg_jit_create(NULL, &s->jit);
         if (!st) st = eng_sched_create(NULL, &s->sched);
+        if (!st) st = cg_compile_pool_create(s->jit, compile_threads(s->sched), &s->compile);
         if (st)
             eng_exec_shared_free(s);
         else
@@ -206,6 +219,10 @@ static sto_status state_init(void *ctx, void *state, const eng_worker_info *work
         eng_join_mat_init(&w->sink.join, mem, r->row_bytes);
     else
         eng_rows_sink_init(&w->sink.rows, mem, r->row_bytes);
+    /* an exchange sends its rows as it goes (engine/exchange.h); an ordered
+     * input's rows keep their morsel marks and go at the end */
+    if (r->p->sink == ENG_SINK_EXCHANGE && !r->mark)
+        STO_TRY(eng_exchange_attach(r->env->dist, worker->id, &w->sink.rows));
     if (r->p->sink == ENG_SINK_SORT && r->keep < UINT64_MAX / 4)
         eng_topk_attach(&w->topk, &r->sort, r->keep, &w->sink.rows);
     return STO_OK;
@@ -636,13 +653,34 @@ static int parts_morsel(void *ctx, void *state, uint64_t begin, uint64_t end)
     return 0;
 }
 
+/* A pipeline's code compiled ahead (compile_ahead), or being compiled. */
+typedef struct ahead_code {
+    cg_compile_task *task; /* NULL: compile when the pipeline runs */
+    /* PIPE source: the cell the code reads its input's address from, and
+     * the input row size it was compiled for */
+    uint8_t *rows_base;
+    uint32_t row_bytes;
+} ahead_code;
+
+/* Whether code compiled ahead serves the pipeline now: for a PIPE source,
+ * built for the row size of the rows it got, and compiled at least as
+ * hard as its actual input size calls for (both were predicted). Code
+ * optimized for an input that turned out small is kept: it is correct,
+ * runs faster, and its compile is paid for or under way. */
+static bool ahead_fits(const ahead_code *a, const eng_pipe *p, const eng_rowset *input,
+                       cg_mode mode)
+{
+    if (cg_compile_task_mode(a->task) < mode) return false;
+    return p->source != ENG_SOURCE_PIPE || (input && input->row_bytes == a->row_bytes);
+}
+
 /* Runs pipeline p over `input` (PIPE sources) into *output; parts_in is
  * the radix join a PARTS source reads, parts_out the one a PARTITION sink
  * fills. */
 static sto_status run_pipe(const eng_exec_env *env, const eng_physical *ph, const eng_pipe *p,
                            const eng_rowset *input, eng_exec_strings *strings, join_rt *join,
                            join_rt *parts_in, join_rt *parts_out, join_rt *unmatched,
-                           eng_pipe_stats *stats, eng_rowset *output)
+                           ahead_code *ahead, eng_pipe_stats *stats, eng_rowset *output)
 {
     memset(output, 0, sizeof(*output));
     output->mem = env->mem;
@@ -720,9 +758,7 @@ static sto_status run_pipe(const eng_exec_env *env, const eng_physical *ph, cons
         join->deferred = p->join_algorithm == ENG_JOIN_ALGO_RADIX ||
                          p->join_algorithm == ENG_JOIN_ALGO_SORTMERGE;
         join->sortmerge = p->join_algorithm == ENG_JOIN_ALGO_SORTMERGE;
-        p->probe->table = &join->ht;
-        p->probe->build_rows = &join->rows;
-        p->probe->build_null_rows = &join->null_rows;
+        /* the probe step reads the table through pointers wire_joins() set */
     }
     if (!st && p->sink == ENG_SINK_PARTITION) {
         parts_out->probe_mats = calloc(r.nparts ? r.nparts : 1, sizeof(*parts_out->probe_mats));
@@ -739,14 +775,28 @@ static sto_status run_pipe(const eng_exec_env *env, const eng_physical *ph, cons
             eng_rows_sink_init(&r.parts[i], (eng_rt_mem){env->mem, NULL, -1}, r.row_bytes);
     }
 
-    /* Compile, in the mode the input's size calls for. */
+    /* Compile, in the mode the input's size calls for, or take the code the
+     * compile pool made (or is making) ahead. */
     double t0 = now_ms();
     if (!st) {
-        cg_pipeline_desc d;
-        describe(ph, p, &r, input, &d);
         cg_mode mode = cg_mode_for_rows((double)in_rows * tuple_weight(p), (int)threads);
-        st = cg_pipeline_compile(env->shared->jit, &d, mode, &code);
+        if (ahead->task && !ahead_fits(ahead, p, input, mode)) {
+            cg_compile_task_cancel(ahead->task);
+            ahead->task = NULL;
+        }
+        if (ahead->task) {
+            mode = cg_compile_task_mode(ahead->task);
+            ahead->rows_base = r.rows_base;
+            st = cg_compile_task_finish(ahead->task, &code);
+            ahead->task = NULL;
+        } else {
+            cg_pipeline_desc d;
+            describe(ph, p, &r, input, &d);
+            d.cache = env->jit_cache;
+            st = cg_pipeline_compile(env->shared->jit, &d, mode, &code);
+        }
         r.fn = code.fn;
+        stats->compile_work_ms = (double)code.compile_us / 1e3;
         stats->mode = mode;
         if (!st) stats->ir_instructions = cg_code_stats(code.code)->ir_instructions;
     }
@@ -854,6 +904,66 @@ void eng_query_stats_free(eng_query_stats *s)
     memset(s, 0, sizeof(*s));
 }
 
+/* Points every join's probe step at the join's table before any pipeline
+ * runs or compiles: a probe pipeline compiled ahead bakes these addresses
+ * in, and the tables live as long as the query (join_rt). */
+static void wire_joins(const eng_physical *ph, join_rt **joins)
+{
+    for (unsigned i = 0; i < ph->npipes; i++) {
+        const eng_pipe *p = &ph->pipes[i];
+        if (p->sink != ENG_SINK_JOIN) continue;
+        p->probe->table = &joins[i]->ht;
+        p->probe->build_rows = &joins[i]->rows;
+        p->probe->build_null_rows = &joins[i]->null_rows;
+    }
+}
+
+/* Hands pipelines to the compile pool before the query runs; ahead[i].task
+ * is pipeline i's, or NULL. Pipeline 0 is left out: the query compiles it
+ * at once itself. The compile mode depends on the input's size: exact for
+ * a table or VALUES; for another pipeline's rows the planner's estimate
+ * stands in, with the row size that pipeline's sink makes, and run_pipe
+ * compiles anew when either guess proves wrong (ahead_fits). A pipeline
+ * reading a partitioned join's entries is compiled when it runs (its code
+ * depends on how the join was partitioned). With jit_cache on, a pipeline
+ * reading rows is compiled when it runs too: compiled ahead, it would read
+ * its input's address from this query's ahead_code, an address baked into
+ * its IR and so into its cache key, which would then never match again.
+ * When a task cannot be queued, run_pipe compiles that pipeline. */
+static void compile_ahead(const eng_exec_env *env, const eng_physical *ph, ahead_code *ahead)
+{
+    cg_compile_pool *pool = env->serial_compile ? NULL : env->shared->compile;
+    for (unsigned i = 1; pool && i < ph->npipes; i++) {
+        const eng_pipe *p = &ph->pipes[i];
+        double in_rows;
+        if (p->source == ENG_SOURCE_TABLE)
+            in_rows = (double)sto_table_rows(p->source_op->get.table);
+        else if (p->source == ENG_SOURCE_VALUES)
+            in_rows = p->source_op->values.nrows;
+        else if (p->source == ENG_SOURCE_PIPE && p->input < i && !env->jit_cache)
+            in_rows = p->est_rows;
+        else
+            continue;
+        /* describe() reads only count_rows of the run for these sources */
+        prun r;
+        memset(&r, 0, sizeof(r));
+        r.count_rows = env->analyze && p->nsteps + 1 <= MAX_COUNTED;
+        eng_rowset input;
+        memset(&input, 0, sizeof(input));
+        if (p->source == ENG_SOURCE_PIPE) {
+            const eng_pipe *from = &ph->pipes[p->input];
+            input.row_bytes = ahead[i].row_bytes = cg_row_bytes(
+                from->sink == ENG_SINK_AGG ? from->agg.nkeys + from->agg.naggs : from->nexprs);
+        }
+        cg_pipeline_desc d;
+        describe(ph, p, &r, &input, &d);
+        d.source.rows_cell = &ahead[i].rows_base;
+        d.cache = env->jit_cache;
+        cg_mode mode = cg_mode_for_rows(in_rows * tuple_weight(p), (int)env->threads);
+        sto_status_free(cg_compile_submit(pool, &d, mode, &ahead[i].task));
+    }
+}
+
 sto_status eng_exec_physical(const eng_exec_env *env, const eng_physical *ph,
                              eng_query_stats *stats, eng_rowset *rows, eng_exec_strings **strings)
 {
@@ -888,19 +998,36 @@ sto_status eng_exec_physical(const eng_exec_env *env, const eng_physical *ph,
     pthread_mutex_init(&ss->lock, NULL);
     stats->npipes = ph->npipes;
     sto_status st = STO_OK;
+    wire_joins(ph, joins);
+    ahead_code *ahead = calloc(ph->npipes, sizeof(*ahead));
+    if (ahead) compile_ahead(env, ph, ahead);
     for (unsigned i = 0; !st && i < ph->npipes; i++) {
         const eng_pipe *p = &ph->pipes[i];
         const eng_rowset *in = p->source == ENG_SOURCE_PIPE ? &outs[p->input] : NULL;
         join_rt *um = p->unmatched_from ? joins[p->unmatched_from - 1] : NULL;
         join_rt *pin = p->parts_from ? joins[p->parts_from - 1] : NULL;
         join_rt *pout = p->join_from ? joins[p->join_from - 1] : NULL;
-        st = run_pipe(env, ph, p, in, ss, joins[i], pin, pout, um, &stats->pipes[i], &outs[i]);
-        if (in) eng_rowset_free(&outs[p->input]); /* each output has one reader */
+        ahead_code none = {0};
+        st = p->sink == ENG_SINK_EXCHANGE ? eng_exchange_begin(env, ph, p) : STO_OK;
+        if (!st)
+            st = run_pipe(env, ph, p, in, ss, joins[i], pin, pout, um, ahead ? &ahead[i] : &none,
+                          &stats->pipes[i], &outs[i]);
+        /* An output is freed after its last reader (physical_share.c lets
+         * several pipelines read one aggregation's or join's rows). */
+        bool read_later = false;
+        for (unsigned k = i + 1; in && k < ph->npipes && !read_later; k++)
+            read_later = ph->pipes[k].source == ENG_SOURCE_PIPE && ph->pipes[k].input == p->input;
+        if (in && !read_later) eng_rowset_free(&outs[p->input]);
         if (!st) st = eng_exec_setop_rows(p, outs, i, env->cancel);
-        if (!st && p->sink == ENG_SINK_EXCHANGE) st = eng_exchange_rows(env, ph, p, &outs[i]);
+        if (p->sink == ENG_SINK_EXCHANGE) st = eng_exchange_end(env, ph, p, st, &outs[i]);
         stats->compile_ms += stats->pipes[i].compile_ms;
+        stats->compile_work_ms += stats->pipes[i].compile_work_ms;
         stats->run_ms += stats->pipes[i].run_ms;
     }
+    /* after an error: the compiles of pipelines that did not run */
+    for (unsigned i = 0; ahead && i < ph->npipes; i++)
+        cg_compile_task_cancel(ahead[i].task);
+    free(ahead);
     if (!st) {
         *rows = outs[ph->npipes - 1];
         memset(&outs[ph->npipes - 1], 0, sizeof(outs[0]));

@@ -2,7 +2,10 @@
  * executor.h — running a query: bind, plan, compile, run the pipelines.
  *
  *   sql_query ─bind─► sql_plan ─(optimize)─► eng_physical (pipelines)
- *        ─► for each pipeline, in order: compile it (mode by its input
+ *        ─► all pipelines but the first (and those reading a partitioned
+ *           join) go to the instance's compile pool, which compiles them
+ *           while earlier ones compile or run ─► for each pipeline, in
+ *           order: take its code or compile it now (mode by its input
  *           size), run it as a sched job over its source's morsels on up to
  *           `threads` workers, finalize its sink (merge the workers'
  *           aggregation tables per partition, sort and merge the runs, or
@@ -24,6 +27,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "codegen/compile_pool.h"
 #include "codegen/jit.h"
 #include "engine/exec_stmt.h"
 #include "engine/mem.h"
@@ -34,6 +38,7 @@
 /* What every query of an instance shares. */
 typedef struct eng_exec_shared {
     cg_jit *jit;
+    cg_compile_pool *compile; /* compiles a query's later pipelines ahead */
     eng_sched *sched;
     eng_mem *mem; /* the instance's tracker, parent of every query's */
 } eng_exec_shared;
@@ -52,12 +57,18 @@ typedef struct eng_exec_env {
     /* A distributed plan's cluster (engine/exchange.h); NULL: one server,
      * where an EXCHANGE only drops its key columns. */
     struct eng_dist_env *dist;
+    /* jit_compile_ahead = off: compile each pipeline just before it runs */
+    bool serial_compile;
+    bool jit_cache; /* reuse code compiled before from the same IR (jit.h) */
 } eng_exec_env;
 
 /* Figures of one pipeline, for EXPLAIN ANALYZE and timing reports. */
 typedef struct eng_pipe_stats {
     uint64_t rows_in, rows_out;
-    double compile_ms, run_ms;
+    /* compile_ms: how long the query waited for the pipeline's code (what
+     * compiling added to its time); compile_work_ms: how long the compile
+     * itself took, on whichever thread (codegen/compile_pool.h) */
+    double compile_ms, compile_work_ms, run_ms;
     cg_mode mode;
     unsigned workers;
     uint64_t morsels;
@@ -74,8 +85,8 @@ typedef struct eng_pipe_stats {
 
 typedef struct eng_query_stats {
     unsigned npipes;
-    eng_pipe_stats *pipes; /* malloc'd */
-    double compile_ms, run_ms;
+    eng_pipe_stats *pipes;                      /* malloc'd */
+    double compile_ms, compile_work_ms, run_ms; /* sums over the pipelines */
 } eng_query_stats;
 
 void eng_query_stats_free(eng_query_stats *s);

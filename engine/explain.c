@@ -14,7 +14,9 @@
  *     SCAN lineitem l_returnflag, l_linestatus, ...
  *
  * With ANALYZE each pipeline line adds its input and output rows, its run
- * time, its compile time and mode, and the workers that ran it, and every
+ * time, its compile time (what the query waited for the code; "work" is
+ * how long compiling it took, on whichever thread) and mode, and the
+ * workers that ran it, and every
  * operator line the rows it produced (counted by the generated code, which
  * is compiled with counters only for ANALYZE); the whole query's compile and
  * run time close the text. Operators fused into one pipeline run in the same
@@ -181,6 +183,8 @@ static void put_sink(text *t, const eng_physical *ph, const eng_pipe *p, const e
         } else if (p->unmatched_from) {
             put(t, "    ROWS, THEN THE BUILD ROWS OF PIPELINE %u %s PROBE MATCHED",
                 p->unmatched_from, p->emit_matched ? "A" : "NO");
+        } else if (p->sink_op && p->sink_op->kind == SQL_LOP_JOIN) {
+            put(t, "    ROWS (read by more than one pipeline)");
         } else if (p->sink_op) {
             put(t, "    LIMIT");
             if (p->limit >= 0)
@@ -281,10 +285,11 @@ sto_status eng_explain_text(const eng_physical *ph, const eng_query_stats *stats
         if (stats && i < stats->npipes) {
             const eng_pipe_stats *s = &stats->pipes[i];
             put(&t,
-                "  (actual rows in %llu, out %llu, time %.3f ms, compile %.3f ms %s, %u "
-                "workers, %llu morsels)",
+                "  (actual rows in %llu, out %llu, time %.3f ms, compile %.3f ms %s (work %.3f "
+                "ms), %u workers, %llu morsels)",
                 (unsigned long long)s->rows_in, (unsigned long long)s->rows_out, s->run_ms,
-                s->compile_ms, cg_mode_name(s->mode), s->workers, (unsigned long long)s->morsels);
+                s->compile_ms, cg_mode_name(s->mode), s->compile_work_ms, s->workers,
+                (unsigned long long)s->morsels);
         }
         put(&t, "\n");
         const eng_pipe_stats *st = stats && i < stats->npipes ? &stats->pipes[i] : NULL;
@@ -292,7 +297,9 @@ sto_status eng_explain_text(const eng_physical *ph, const eng_query_stats *stats
         put_steps(&t, ph, p, st);
         put_source(&t, ph, p, st);
     }
-    if (stats) put(&t, "Total: run %.3f ms, compile %.3f ms\n", stats->run_ms, stats->compile_ms);
+    if (stats)
+        put(&t, "Total: run %.3f ms, compile %.3f ms (work %.3f ms)\n", stats->run_ms,
+            stats->compile_ms, stats->compile_work_ms);
     if (t.failed || !t.buf) {
         free(t.buf);
         return sto_error_oom();

@@ -23,7 +23,9 @@
  * bounded by its rows.
  * Joins: INNER/CROSS |L||R|·sel; LEFT at least |L|; SEMI |L|·min(1,
  * ndv_R/ndv_L) of the key; ANTI the rest (at least 5% of |L|); MARK and
- * SINGLE |L|. GROUP BY: min(input, product of the keys' ndv).
+ * SINGLE |L|. GROUP BY: min(input, product of the keys' ndv), where
+ * EXTRACT(field FROM a date column) has at most the years, months or days
+ * the column's range spans.
  */
 #include <math.h>
 #include <string.h>
@@ -34,6 +36,32 @@
 #define SEL_EQ_UNKNOWN 0.1
 #define SEL_RANGE      (1.0 / 3.0)
 #define SEL_MIN        1e-7
+
+/* Statistics of EXTRACT(field FROM date column): at most the fields the
+ * column's [min, max] spans (q9's o_year: 7 years, not one per order).
+ * Other computed values stay unknown: a function of a column may have far
+ * fewer distinct values than the column (substring(c_phone, 1, 2)), so
+ * the column's count would be no estimate of them. */
+static void derive(eng_card *c, const sql_bexpr *e, eng_colstat *out)
+{
+    if (e->kind != SQL_BEXPR_FUNC || e->func.args.count != 1) return;
+    const sql_bexpr *a = e->func.args.items[0];
+    if (a->kind != SQL_BEXPR_COLUMN || a->column >= c->nstats || c->stats[a->column].ndv <= 0)
+        return;
+    const eng_colstat *s = &c->stats[a->column];
+    double fields;
+    if (e->func.id == SQL_FUNC_EXTRACT_YEAR && s->has_minmax)
+        fields = floor((s->max - s->min) / 365.0) + 2;
+    else if (e->func.id == SQL_FUNC_EXTRACT_MONTH)
+        fields = 12;
+    else if (e->func.id == SQL_FUNC_EXTRACT_DAY)
+        fields = 31;
+    else
+        return;
+    memset(out, 0, sizeof(*out));
+    out->ndv = fields < s->ndv ? fields : s->ndv;
+    out->null_frac = s->null_frac;
+}
 
 static void gather(eng_card *c, const sql_lop *op)
 {
@@ -75,6 +103,8 @@ static void gather(eng_card *c, const sql_lop *op)
         if (e->kind == SQL_BEXPR_COLUMN && e->column != items[i].id && items[i].id < c->nstats &&
             e->column < c->nstats)
             c->stats[items[i].id] = c->stats[e->column];
+        else if (e->kind != SQL_BEXPR_COLUMN && items[i].id < c->nstats)
+            derive(c, e, &c->stats[items[i].id]);
     }
 }
 
@@ -312,6 +342,9 @@ double eng_card_selectivity(eng_card *c, const sql_bexpr *pred, double rows)
 static double group_ndv(eng_card *c, const sql_bexpr *e, double rows)
 {
     if (e->kind == SQL_BEXPR_COLUMN) return eng_card_ndv(c, e->column, rows);
+    eng_colstat d = {0};
+    derive(c, e, &d);
+    if (d.ndv > 0) return d.ndv < rows ? d.ndv : rows;
     eng_idset r;
     eng_idset_init(&r);
     if (!eng_expr_refs(c->ctx, e, &r)) return rows;

@@ -107,6 +107,13 @@ typedef struct eng_padded {
 } eng_padded;
 
 bool eng_opt_unnest(sql_plan_ctx *ctx, sql_lop **root, eng_padded **padded);
+/* The filter conjunct all->items[ci] compares with a correlated aggregate
+ * over the outer side's own tables (q17, q02): *cur becomes the outer side,
+ * filtered by the other conjuncts, joined with that aggregate grouped by
+ * the correlation, and all holds only the conjunct, which now reads the
+ * aggregate's column (opt_unnest_window.c). 1 done, 0 not applicable (nothing
+ * changed), -1 out of memory. */
+int eng_opt_unnest_window(sql_plan_ctx *ctx, sql_lop **cur, eng_conj *all, uint32_t ci);
 /* Makes the ids NOT NULL again where the join became an inner join. */
 void eng_opt_unpad(sql_plan_ctx *ctx, const eng_padded *padded);
 bool eng_opt_pushdown(sql_plan_ctx *ctx, sql_lop **root);

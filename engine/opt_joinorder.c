@@ -15,6 +15,8 @@
  * operator ordering (GOO) repeatedly joins the connected pair with the
  * smallest result. The cost is C_out: the sum of the estimated sizes of all
  * intermediate results. The smaller input of each join goes to the right.
+ * Equalities implied by the written ones (equivalence classes, see
+ * eqclass) are edges too, counted once per class in the estimates.
  *
  * Physical choice (eng_opt_choose_physical): a join with an equality
  * between its sides gets the forced algorithm or, in auto mode, one shared
@@ -36,6 +38,22 @@
 
 #define DP_MAX_LEAVES 12
 #define REGION_MAX    64
+#define PRED_MAX      (4 * REGION_MAX * 8)
+#define CLASS_MAX     64
+
+/* An equivalence class of join columns: a.x = b.y AND b.y = c.z makes
+ * {a.x, b.y, c.z} one class, so a and c may be joined directly on a.x =
+ * c.z (TPC-H q05 joins customer with nation before it meets lineitem).
+ * Only classes where each leaf has at most one member are kept: there one
+ * equality per class and join suffices, as each side's members are
+ * already equal. */
+typedef struct eqclass {
+    sql_colid root;
+    uint64_t leaves;            /* leaves with a member */
+    bool mixed;                 /* some leaf has two members: not kept */
+    sql_bexpr *col[REGION_MAX]; /* per leaf: its member */
+    double ndv[REGION_MAX];     /* per leaf: distinct values of its member */
+} eqclass;
 
 typedef struct region {
     eng_card *c;
@@ -54,6 +72,13 @@ typedef struct region {
     uint64_t need[REGION_MAX];
     double factor[REGION_MAX];
     uint64_t semis;
+    /* Per predicate: its equivalence class or -1. Predicates from norig on
+     * are implied by a class (their sels are 1: card_of counts a class
+     * once, see class_sel). */
+    int *cls;
+    uint32_t norig;
+    eqclass *classes;
+    uint32_t nclasses;
     bool oom;
 } region;
 
@@ -76,7 +101,7 @@ static bool add_preds(region *g, const sql_bexpr *cond, int owner)
     uint32_t first = g->preds.count;
     if (!eng_conj_split(g->c->ctx, &g->preds, (sql_bexpr *)cond)) return false;
     for (uint32_t p = first; p < g->preds.count; p++) {
-        if (p >= 4 * REGION_MAX * 8) return false;
+        if (p >= PRED_MAX) return false;
         g->owner[p] = owner;
     }
     return true;
@@ -144,6 +169,61 @@ static bool connected(const region *g, uint64_t a, uint64_t b)
     return false;
 }
 
+/* The selectivity that class k adds to subset s beyond its written
+ * equalities inside s: the leaves of s that those equalities leave in
+ * separate groups are joined on the class as well, each group with the
+ * distinct count of its most selective member, dividing by all but the
+ * smallest (so a written chain keeps its estimate, and a pair linked only
+ * through the class gets 1/max(ndv), as a written equality would). */
+static double class_sel(const region *g, uint32_t k, uint64_t s)
+{
+    const eqclass *q = &g->classes[k];
+    uint64_t in = q->leaves & s;
+    if ((in & (in - 1)) == 0) return 1;
+    uint8_t up[REGION_MAX];
+    for (uint32_t i = 0; i < g->n; i++)
+        up[i] = (uint8_t)i;
+    for (uint32_t p = 0; p < g->norig; p++) {
+        uint64_t m = g->masks[p];
+        if (g->cls[p] != (int)k || (m & ~s) != 0) continue;
+        uint32_t a = (uint32_t)__builtin_ctzll(m), b = 63 - (uint32_t)__builtin_clzll(m);
+        while (up[a] != a)
+            a = up[a];
+        while (up[b] != b)
+            b = up[b];
+        up[a] = (uint8_t)b;
+    }
+    double ndv[REGION_MAX];
+    uint32_t ngroups = 0;
+    uint8_t group_of[REGION_MAX];
+    for (uint32_t i = 0; i < g->n; i++) {
+        if (!(in >> i & 1)) continue;
+        uint32_t r = i;
+        while (up[r] != r)
+            r = up[r];
+        if (r == i) {
+            group_of[i] = (uint8_t)ngroups;
+            ndv[ngroups++] = INFINITY;
+        }
+    }
+    if (ngroups < 2) return 1;
+    for (uint32_t i = 0; i < g->n; i++) {
+        if (!(in >> i & 1)) continue;
+        uint32_t r = i;
+        while (up[r] != r)
+            r = up[r];
+        uint32_t grp = group_of[r];
+        if (q->ndv[i] < ndv[grp]) ndv[grp] = q->ndv[i];
+    }
+    double smallest = ndv[0], sel = 1;
+    for (uint32_t j = 0; j < ngroups; j++) {
+        double d = ndv[j] < 1 ? 1 : ndv[j];
+        sel /= d;
+        if (ndv[j] < smallest) smallest = ndv[j];
+    }
+    return sel * (smallest < 1 ? 1 : smallest);
+}
+
 static double card_of(const region *g, uint64_t s)
 {
     double r = 1;
@@ -153,6 +233,8 @@ static double card_of(const region *g, uint64_t s)
         uint64_t m = g->masks[p];
         if (g->owner[p] < 0 && m && (m & ~s) == 0 && (m & (m - 1))) r *= g->sels[p];
     }
+    for (uint32_t k = 0; k < g->nclasses; k++)
+        if (!g->classes[k].mixed) r *= class_sel(g, k, s);
     return r < 1 ? 1 : r;
 }
 
@@ -211,9 +293,16 @@ static sql_lop *build(region *g, uint64_t s, uint64_t (*split)(void *, uint64_t)
         l = r;
         r = t;
     }
+    uint64_t classes_used = 0;
     for (uint32_t p = 0; p < g->preds.count; p++) {
         uint64_t m = g->masks[p];
         if (g->owner[p] < 0 && (m & ~s) == 0 && (m & a) && (m & b)) {
+            int k = g->cls[p];
+            if (k >= 0) {
+                /* One equality per class: each side's members are equal. */
+                if (classes_used >> k & 1) continue;
+                classes_used |= 1ull << k;
+            }
             cond = eng_expr_and(ctx, cond, g->preds.items[p]);
             if (!cond) return NULL;
         }
@@ -439,13 +528,125 @@ static bool reduce_aggregates(region *g)
     return true;
 }
 
+static sql_colid class_find(sql_colid *parent, sql_colid x)
+{
+    while (parent[x] != x)
+        x = parent[x] = parent[parent[x]];
+    return x;
+}
+
+/* An equality of two columns of one type from two leaves: a class edge. */
+static bool class_edge(const region *g, uint32_t p)
+{
+    const sql_bexpr *e = g->preds.items[p];
+    uint64_t m = g->masks[p], rest = m & (m - 1);
+    if (g->owner[p] >= 0 || !rest || (rest & (rest - 1)) || !is_col_eq(e)) return false;
+    sto_type a = e->op.args[0]->type, b = e->op.args[1]->type;
+    return a.id == b.id && a.scale == b.scale;
+}
+
+static int leaf_of(const region *g, uint64_t m, sql_colid id)
+{
+    for (uint32_t i = 0; i < g->n; i++)
+        if ((m >> i & 1) && eng_idset_has(&g->outs[i], id)) return (int)i;
+    return -1;
+}
+
+/* Finds the equivalence classes of the written equalities and adds the
+ * equalities they imply between leaves that no written one links. */
+static bool add_implied(region *g)
+{
+    sql_plan_ctx *ctx = g->c->ctx;
+    g->norig = g->preds.count;
+    g->nclasses = 0;
+    for (uint32_t p = 0; p < g->preds.count; p++)
+        g->cls[p] = -1;
+    uint32_t n = ctx->ncols + 1;
+    sql_colid *parent = NULL;
+    for (uint32_t p = 0; p < g->norig; p++) {
+        if (!class_edge(g, p)) continue;
+        if (!parent) {
+            parent = sql_arena_alloc(ctx->arena, n * sizeof(sql_colid));
+            g->classes = sql_arena_alloc(ctx->arena, CLASS_MAX * sizeof(eqclass));
+            if (!parent || !g->classes) return false;
+            for (uint32_t k = 0; k < n; k++)
+                parent[k] = k;
+        }
+        const sql_bexpr *e = g->preds.items[p];
+        sql_colid ra = class_find(parent, e->op.args[0]->column);
+        sql_colid rb = class_find(parent, e->op.args[1]->column);
+        if (ra != rb) parent[ra] = rb;
+    }
+    if (!parent) return true;
+    for (uint32_t p = 0; p < g->norig; p++) {
+        if (!class_edge(g, p)) continue;
+        const sql_bexpr *e = g->preds.items[p];
+        sql_colid root = class_find(parent, e->op.args[0]->column);
+        uint32_t k = 0;
+        while (k < g->nclasses && g->classes[k].root != root)
+            k++;
+        if (k == g->nclasses) {
+            if (k == CLASS_MAX) continue;
+            memset(&g->classes[k], 0, sizeof(eqclass));
+            g->classes[k].root = root;
+            g->nclasses++;
+        }
+        eqclass *q = &g->classes[k];
+        for (int side = 0; side < 2; side++) {
+            sql_bexpr *col = e->op.args[side];
+            int i = leaf_of(g, g->masks[p], col->column);
+            if (i < 0) {
+                q->mixed = true;
+                continue;
+            }
+            if (q->leaves >> i & 1) {
+                if (q->col[i]->column != col->column) q->mixed = true;
+                continue;
+            }
+            q->leaves |= 1ull << i;
+            q->col[i] = col;
+            q->ndv[i] = eng_card_ndv(g->c, col->column, g->rows[i]);
+        }
+        g->cls[p] = (int)k;
+    }
+    for (uint32_t p = 0; p < g->norig; p++)
+        if (g->cls[p] >= 0 && g->classes[g->cls[p]].mixed) g->cls[p] = -1;
+    for (uint32_t k = 0; k < g->nclasses; k++) {
+        eqclass *q = &g->classes[k];
+        if (q->mixed) continue;
+        for (uint32_t i = 0; i < g->n; i++) {
+            for (uint32_t j = i + 1; j < g->n && (q->leaves >> i & 1); j++) {
+                if (!(q->leaves >> j & 1)) continue;
+                uint64_t m = 1ull << i | 1ull << j;
+                bool linked = false;
+                for (uint32_t p = 0; p < g->norig && !linked; p++)
+                    linked = g->cls[p] == (int)k && g->masks[p] == m;
+                if (linked || g->preds.count >= PRED_MAX) continue;
+                sql_bexpr *a = sql_bexpr_copy(ctx, q->col[i]), *b = sql_bexpr_copy(ctx, q->col[j]);
+                sql_bexpr *eq =
+                    a && b ? sql_bexpr_op(ctx, SQL_OP_EQ, sto_type_make(STO_TYPE_BOOLEAN), a, b, 0)
+                           : NULL;
+                if (!eq) return false;
+                eng_expr_refresh_nullable(ctx, eq);
+                uint32_t p = g->preds.count;
+                if (!eng_conj_push(ctx, &g->preds, eq)) return false;
+                g->owner[p] = -1;
+                g->cls[p] = (int)k;
+                g->masks[p] = m;
+                g->sels[p] = 1;
+            }
+        }
+    }
+    return true;
+}
+
 static bool order_region(eng_card *c, sql_lop **slot)
 {
     sql_plan_ctx *ctx = c->ctx;
     region *g = sql_arena_alloc(ctx->arena, sizeof(region));
     if (!g) return false;
     g->c = c;
-    g->owner = sql_arena_alloc(ctx->arena, 4 * REGION_MAX * 8 * sizeof(int));
+    g->owner = sql_arena_alloc(ctx->arena, PRED_MAX * sizeof(int));
     if (!g->owner) return false;
     if (!collect(g, *slot)) {
         if (sql_arena_failed(ctx->arena)) return false;
@@ -471,9 +672,10 @@ static bool order_region(eng_card *c, sql_lop **slot)
         if (!reorder(c, &g->leaves[i])) return false;
         g->rows[i] = eng_card_estimate(c, g->leaves[i]);
     }
-    g->masks = sql_arena_alloc(ctx->arena, (g->preds.count + 1) * sizeof(uint64_t));
-    g->sels = sql_arena_alloc(ctx->arena, (g->preds.count + 1) * sizeof(double));
-    if (!g->masks || !g->sels) return false;
+    g->masks = sql_arena_alloc(ctx->arena, PRED_MAX * sizeof(uint64_t));
+    g->sels = sql_arena_alloc(ctx->arena, PRED_MAX * sizeof(double));
+    g->cls = sql_arena_alloc(ctx->arena, PRED_MAX * sizeof(int));
+    if (!g->masks || !g->sels || !g->cls) return false;
     eng_conj leaf_preds[REGION_MAX];
     memset(leaf_preds, 0, sizeof(leaf_preds));
     for (uint32_t p = 0; p < g->preds.count; p++) {
@@ -524,6 +726,7 @@ static bool order_region(eng_card *c, sql_lop **slot)
         double big = g->rows[a] > g->rows[b] ? g->rows[a] : g->rows[b];
         g->sels[p] = prod < 1.0 / big ? 1.0 / big : prod;
     }
+    if (!add_implied(g)) return false;
     for (uint32_t i = 0; i < g->n; i++)
         if (g->semis >> i & 1) semi_factor(g, i);
     sql_lop *t = g->n <= DP_MAX_LEAVES ? order_dp(g) : order_goo(g);

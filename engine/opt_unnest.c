@@ -1041,6 +1041,11 @@ static bool rewrite_filter(unnester *u, sql_lop **slot)
     if (!eng_conj_split(ctx, &all, op->filter.pred)) return !(u->oom = true);
     sql_lop *cur = op->left;
     for (uint32_t i = 0; i < all.count; i++) {
+        if (!eng_expr_has_subquery(all.items[i])) continue;
+        if (eng_opt_unnest_window(ctx, &cur, &all, i) < 0) return !(u->oom = true);
+        break;
+    }
+    for (uint32_t i = 0; i < all.count; i++) {
         sql_bexpr *c = all.items[i];
         if (!eng_expr_has_subquery(c)) {
             if (!eng_conj_push(ctx, &rest, c)) return !(u->oom = true);

@@ -17,7 +17,12 @@
 #include "sql/parse.h"
 #include "storage/snapshot.h"
 
-#define VIEWS_FILE "views.sql"
+#define VIEWS_FILE     "views.sql"
+#define PLACEMENT_FILE "replicated"
+
+static sto_status write_placement(const char *dir, const eng_catalog *c, const char *skip,
+                                  size_t nadd, const char *const *add_names,
+                                  sto_table *const *add_tables);
 
 sto_status eng_persist_tables(const char *dir, const eng_catalog *c, const char *skip, size_t nadd,
                               const char *const *add_names, sto_table *const *add_tables)
@@ -58,6 +63,7 @@ sto_status eng_persist_tables(const char *dir, const eng_catalog *c, const char 
         tables[n++] = add_tables[k];
     }
     st = sto_snapshot_save_changed(dir, names, tables, changed, n);
+    if (!st) st = write_placement(dir, c, skip, nadd, add_names, add_tables);
 out:
     free(names);
     free(tables);
@@ -156,6 +162,56 @@ out:
     return st;
 }
 
+/* dir/replicated: the names of the replicated tables (catalog.h), one a
+ * line, so a cluster's server that restarts from its directory plans them
+ * as before. A table left out (skip) or replaced by an added one (another
+ * table under its name) is chunked again; one changed in place stays. */
+static sto_status write_placement(const char *dir, const eng_catalog *c, const char *skip,
+                                  size_t nadd, const char *const *add_names,
+                                  sto_table *const *add_tables)
+{
+    size_t dlen = strlen(dir);
+    char *path = malloc(dlen + sizeof("/" PLACEMENT_FILE ".tmp"));
+    char *tmp = malloc(dlen + sizeof("/" PLACEMENT_FILE ".tmp"));
+    if (!path || !tmp) {
+        free(path);
+        free(tmp);
+        return sto_error_oom();
+    }
+    sprintf(path, "%s/" PLACEMENT_FILE, dir);
+    sprintf(tmp, "%s/" PLACEMENT_FILE ".tmp", dir);
+    sto_status st = STO_OK;
+    FILE *f = fopen(tmp, "w");
+    if (!f) {
+        st = io_error("create", tmp);
+        goto out;
+    }
+    for (size_t i = 0; i < eng_catalog_table_count(c); i++) {
+        const char *name = eng_catalog_table_name(c, i);
+        bool keep = eng_catalog_replicated(c, name) && !(skip && strcmp(name, skip) == 0);
+        for (size_t k = 0; keep && k < nadd; k++)
+            keep = strcmp(add_names[k], name) != 0 || add_tables[k] == eng_catalog_table_at(c, i);
+        if (keep) fprintf(f, "%s\n", name);
+    }
+    bool ok = fflush(f) == 0 && fsync(fileno(f)) == 0;
+    if (fclose(f) != 0) ok = false;
+    if (!ok || rename(tmp, path) != 0) {
+        st = io_error(ok ? "rename" : "write", tmp);
+        unlink(tmp);
+        goto out;
+    }
+    st = sync_dir(dir);
+out:
+    free(path);
+    free(tmp);
+    return st;
+}
+
+sto_status eng_persist_placement(const char *dir, const eng_catalog *c)
+{
+    return dir ? write_placement(dir, c, NULL, 0, NULL, NULL) : STO_OK;
+}
+
 /* Whole file into a NUL-terminated buffer; *out NULL when it does not exist. */
 static sto_status read_text_file(const char *path, char **out)
 {
@@ -233,6 +289,25 @@ out:
     return st;
 }
 
+/* Marks the tables dir/replicated names (write_placement) replicated. */
+static sto_status load_placement(const char *dir, eng_catalog *c)
+{
+    char *path = malloc(strlen(dir) + sizeof("/" PLACEMENT_FILE));
+    if (!path) return sto_error_oom();
+    sprintf(path, "%s/" PLACEMENT_FILE, dir);
+    char *text = NULL;
+    sto_status st = read_text_file(path, &text);
+    free(path);
+    for (char *line = text, *next; !st && line && *line; line = next) {
+        next = strchr(line, '\n');
+        if (next) *next++ = '\0';
+        if (*line && eng_catalog_table(c, line)) st = eng_catalog_set_replicated(c, line, true);
+        if (!next) break;
+    }
+    free(text);
+    return st;
+}
+
 /* True when dir holds anything besides ".", ".." and our LOCK file. */
 static bool dir_has_files(const char *dir)
 {
@@ -270,5 +345,6 @@ sto_status eng_persist_load(const char *dir, eng_catalog *c)
     }
     sto_snapshot_entries_free(entries, n);
     if (st) return st;
+    STO_TRY(load_placement(dir, c));
     return load_views(dir, c);
 }

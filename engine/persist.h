@@ -33,6 +33,12 @@
 sto_status eng_persist_tables(const char *dir, const eng_catalog *c, const char *skip, size_t nadd,
                               const char *const *add_names, sto_table *const *add_tables);
 
+/* Writes which tables are replicated (eng_catalog_replicated) to
+ * dir/replicated; eng_persist_tables keeps it in step with the tables it
+ * writes (a replaced or dropped table is no longer listed), and
+ * eng_persist_load marks them again. */
+sto_status eng_persist_placement(const char *dir, const eng_catalog *c);
+
 /* Writes the catalog's views without `skip` (may be NULL) to dir/views.sql. */
 sto_status eng_persist_views(const char *dir, const eng_catalog *c, const char *skip);
 

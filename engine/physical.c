@@ -417,9 +417,13 @@ static sto_status open_pipe(builder *b, const sql_lop *op, unsigned *id)
                         (cg_step){CG_STEP_PROJECT, NULL, op->project.count, op->project.items});
     case SQL_LOP_AGGREGATE:
     case SQL_LOP_DISTINCT: {
+        bool shared;
+        STO_TRY(eng_phys_share_agg(b, op, id, &shared));
+        if (shared) return STO_OK;
         unsigned in;
         STO_TRY(open_pipe(b, op->left, &in));
         STO_TRY(close_agg(b, in, op));
+        STO_TRY(eng_phys_remember_agg(b, op, in));
         return open_reader(b, in, false, id);
     }
     case SQL_LOP_SORT: {
@@ -447,8 +451,11 @@ static sto_status open_pipe(builder *b, const sql_lop *op, unsigned *id)
         STO_TRY(column_exprs(b, op->out, op->nout, 0, &p->exprs));
         return open_reader(b, in, ordered, id);
     }
-    case SQL_LOP_JOIN:
-        return open_join(b, op, id);
+    case SQL_LOP_JOIN: {
+        bool shared;
+        STO_TRY(eng_phys_share_rows(b, op, id, &shared));
+        return shared ? STO_OK : open_join(b, op, id);
+    }
     case SQL_LOP_EXCHANGE: {
         /* the rows below are materialized and sent; the pipeline above
          * reads the received rows: the op's columns only */
@@ -485,6 +492,11 @@ void *eng_phys_alloc(builder *b, size_t n, size_t size)
 sto_status eng_phys_open_pipe(builder *b, const sql_lop *op, unsigned *id)
 {
     return open_pipe(b, op, id);
+}
+
+sto_status eng_phys_open_join(builder *b, const sql_lop *op, unsigned *id)
+{
+    return open_join(b, op, id);
 }
 
 sto_status eng_phys_open_reader(builder *b, unsigned input, unsigned *id)
@@ -527,7 +539,7 @@ static bool has_subquery(const eng_pipe *p)
 sto_status eng_physical_build(const sql_plan *plan, eng_physical **out)
 {
     *out = NULL;
-    builder b = {plan, plan->ctx, NULL, 0, 0};
+    builder b = {plan, plan->ctx, NULL, 0, 0, NULL, NULL, 0, 0, NULL, 0, 0, NULL, 0};
     unsigned last = 0;
     sto_status st = open_pipe(&b, plan->root, &last);
     eng_physical *ph = NULL;
@@ -587,9 +599,10 @@ void eng_pipe_describe(const eng_physical *ph, const eng_pipe *p, char *buf, siz
             ? (p->sink_op->exchange.kind == SQL_EXCH_SHUFFLE     ? "shuffle"
                : p->sink_op->exchange.kind == SQL_EXCH_BROADCAST ? "broadcast"
                                                                  : "gather")
-        : p->unmatched_from ? "rows, unmatched build rows"
-        : setop_input       ? "set operation input"
-        : p->sink_op        ? "limit"
-                            : "result";
+        : p->unmatched_from                              ? "rows, unmatched build rows"
+        : setop_input                                    ? "set operation input"
+        : p->sink_op && p->sink_op->kind == SQL_LOP_JOIN ? "rows"
+        : p->sink_op                                     ? "limit"
+                                                         : "result";
     snprintf(buf, size, "%s -> %s", from, to);
 }

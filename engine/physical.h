@@ -17,7 +17,9 @@
  *         GET
  *
  * Pipelines are listed in the order they must run (every pipeline's input
- * comes before it); the last one's output rows are the query's result, in
+ * comes before it; an aggregation or join a plan computes twice is made
+ * once and read by more than one pipeline, see physical_share.c); the last
+ * one's output rows are the query's result, in
  * order when it reads a sorted input. A join is a hash-build sink (ending
  * the build side's pipeline, listed before the probe side's) and a probe
  * step inside the probe side's pipeline; RIGHT and FULL joins also end the

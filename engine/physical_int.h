@@ -17,6 +17,16 @@ typedef struct eng_phys_builder {
     sql_plan_ctx *ctx;
     eng_pipe *pipes; /* realloc'd: pointers into it die with the next pipeline */
     unsigned n, cap;
+    /* Aggregations and shared joins planned so far and the pipelines
+     * that make their rows (physical_share.c): a later copy reads them. */
+    const sql_lop **shared_ops;
+    unsigned *shared_pipes;
+    unsigned nshared, cap_shared;
+    /* Copies of shared joins: they read the shared rows when planned. */
+    const sql_lop **replaced;
+    unsigned nreplaced, cap_replaced;
+    sql_colid *scratch; /* physical_share.c's column-id map */
+    uint32_t nscratch;
 } eng_phys_builder;
 
 /* n zeroed-or-not elements of size bytes from the plan's arena (NULL: OOM). */
@@ -34,6 +44,24 @@ sto_status eng_phys_close_agg(eng_phys_builder *b, unsigned id, const sql_lop *o
 /* Column references to ids[0..n), with room for `extra` more. */
 sto_status eng_phys_column_exprs(eng_phys_builder *b, const sql_colid *ids, uint32_t n,
                                  uint32_t extra, const sql_bexpr ***out);
+
+/* Aggregation op (AGGREGATE or DISTINCT) planned once more: when the plan
+ * computes it already (the same tree up to column ids), or it is a total
+ * that a grouped aggregation of the same input can give, *done is set and
+ * *id is a pipeline reading the result (physical_share.c). */
+sto_status eng_phys_share_agg(eng_phys_builder *b, const sql_lop *op, unsigned *id, bool *done);
+
+/* Join op planned once more, or a join the plan holds a copy of (with the
+ * same or more columns): the rows are made by one pipeline that ends in a
+ * ROWS sink, and every copy reads them (physical_share.c). */
+sto_status eng_phys_share_rows(eng_phys_builder *b, const sql_lop *op, unsigned *id, bool *done);
+
+/* A join planned as physical.c plans it: the probe side's pipeline is
+ * left open. */
+sto_status eng_phys_open_join(eng_phys_builder *b, const sql_lop *op, unsigned *id);
+
+/* Records that pipeline `pipe` ends in op's aggregation. */
+sto_status eng_phys_remember_agg(eng_phys_builder *b, const sql_lop *op, unsigned pipe);
 
 /* UNION / INTERSECT / EXCEPT [ALL] (physical_setop.c). */
 sto_status eng_phys_setop(eng_phys_builder *b, const sql_lop *op, unsigned *id);

@@ -8,12 +8,15 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define ENTRY_HEAD  ENG_AGG_ENTRY_HEAD /* padded so states stay 16-byte aligned */
-#define BLOCK_BYTES ((size_t)64 << 10)
+#define ENTRY_HEAD   ENG_AGG_ENTRY_HEAD /* padded so states stay 16-byte aligned */
+#define ENTRY_FOLDED 8                  /* the byte the merge sets */
+#define BLOCK_BYTES  ((size_t)64 << 10)
+#define BLOCK_HEAD   32 /* keeps entries 16-byte aligned */
 
 struct eng_agg_block {
     eng_agg_block *next;
     size_t bytes; /* the whole block, header included */
+    size_t used;  /* bytes of entries after the header */
 };
 
 void eng_agg_layout_finish(eng_agg_layout *l)
@@ -25,6 +28,9 @@ void eng_agg_layout_finish(eng_agg_layout *l)
         off += cg_agg_state_bytes(l->aggs[i].func, l->aggs[i].distinct, l->aggs[i].arg);
     }
     l->state_bytes = off;
+    l->distinct_sets = false;
+    for (uint32_t i = 0; i < l->naggs; i++)
+        l->distinct_sets |= cg_agg_is_distinct_set(l->aggs[i].func, l->aggs[i].distinct);
     l->entry_bytes = ENTRY_HEAD + l->key_bytes + l->state_bytes;
 }
 
@@ -213,16 +219,29 @@ void eng_agg_local_init(eng_agg_local *a, const eng_agg_layout *l, eng_rt_mem me
     a->mem = mem;
 }
 
+/* Entries of a block: [block_first, block_end) in steps of entry_bytes. */
+static inline uint8_t *block_first(eng_agg_block *b)
+{
+    return (uint8_t *)b + BLOCK_HEAD;
+}
+
+static inline uint8_t *block_end(eng_agg_block *b)
+{
+    return (uint8_t *)b + BLOCK_HEAD + b->used;
+}
+
 static void part_free(const eng_agg_layout *l, const eng_rt_mem *m, eng_agg_part *p)
 {
-    for (uint64_t i = 0; p->slots && i < p->cap; i++) {
-        uint8_t *e = p->slots[i];
-        if (!e) continue;
-        for (uint32_t k = 0; k < l->naggs; k++) {
-            if (!cg_agg_is_distinct_set(l->aggs[k].func, l->aggs[k].distinct)) continue;
-            dset *s;
-            memcpy(&s, entry_states(l, e) + l->aggs[k].offset, sizeof(s));
-            if (s) eng_rt_free(m, s, s->bytes);
+    /* every entry, folded or not, may own sets (a fold unions src's into
+     * dst's and leaves src's) */
+    for (eng_agg_block *b = l->distinct_sets ? p->blocks : NULL; b; b = b->next) {
+        for (uint8_t *e = block_first(b); e < block_end(b); e += l->entry_bytes) {
+            for (uint32_t k = 0; k < l->naggs; k++) {
+                if (!cg_agg_is_distinct_set(l->aggs[k].func, l->aggs[k].distinct)) continue;
+                dset *s;
+                memcpy(&s, entry_states(l, e) + l->aggs[k].offset, sizeof(s));
+                if (s) eng_rt_free(m, s, s->bytes);
+            }
         }
     }
     eng_rt_free(m, p->slots, p->cap * sizeof(*p->slots));
@@ -266,27 +285,62 @@ static sto_status entry_alloc(const eng_agg_layout *l, const eng_rt_mem *m, eng_
     size_t need = l->entry_bytes;
     if (p->free_bytes < need) {
         size_t bytes = BLOCK_BYTES;
-        if (bytes < 16 + need * 4) bytes = 16 + need * 4;
+        if (bytes < BLOCK_HEAD + need * 4) bytes = BLOCK_HEAD + need * 4;
         eng_agg_block *b = NULL;
         STO_TRY(eng_rt_alloc(m, bytes, (void **)&b));
         b->next = p->blocks;
         b->bytes = bytes;
+        b->used = 0;
         p->blocks = b;
-        p->free_ptr = (uint8_t *)b + 16;
-        p->free_bytes = bytes - 16;
+        p->free_ptr = block_first(b);
+        p->free_bytes = bytes - BLOCK_HEAD;
     }
     *out = p->free_ptr;
     p->free_ptr += need;
     p->free_bytes -= need;
+    p->blocks->used += need;
+    p->entries++;
     return STO_OK;
 }
 
-/* The entry of (hash, key) in p; a new one (key copied, states zeroed) when
- * missing, with *created set. */
-static sto_status part_find(const eng_agg_layout *l, const eng_rt_mem *m, eng_agg_part *p,
-                            uint64_t hash, const uint8_t *key, uint8_t **out, bool *created)
+/* A new entry for (hash, key): key copied, states zeroed. */
+static sto_status entry_new(const eng_agg_layout *l, const eng_rt_mem *m, eng_agg_part *p,
+                            uint64_t hash, const uint8_t *key, uint8_t **out)
 {
-    if ((p->count + 1) * 2 > p->cap) STO_TRY(part_grow(m, p));
+    uint8_t *e = NULL;
+    STO_TRY(entry_alloc(l, m, p, &e));
+    memset(e, 0, l->entry_bytes);
+    memcpy(e, &hash, 8);
+    memcpy(entry_key(e), key, l->key_bytes);
+    *out = e;
+    return STO_OK;
+}
+
+/* A table that fills while fewer than one find in this many met an old
+ * group is dropped (rt_agg.h). */
+#define APPEND_RATIO 8
+
+/* The entry of (hash, key) in p's table; a new one when missing. A full
+ * table at ENG_AGG_LOCAL_CAP is emptied first, or dropped: its entries stay
+ * in the blocks for the merge. */
+static sto_status part_find(const eng_agg_layout *l, const eng_rt_mem *m, eng_agg_part *p,
+                            uint64_t hash, const uint8_t *key, uint8_t **out)
+{
+    if (p->append) return entry_new(l, m, p, hash, key, out);
+    if ((p->count + 1) * 2 > p->cap) {
+        if (p->cap < ENG_AGG_LOCAL_CAP || l->distinct_sets) {
+            STO_TRY(part_grow(m, p));
+        } else if (p->found * APPEND_RATIO < p->count) {
+            eng_rt_free(m, p->slots, p->cap * sizeof(*p->slots));
+            p->slots = NULL;
+            p->cap = p->count = 0;
+            p->append = true;
+            return entry_new(l, m, p, hash, key, out);
+        } else {
+            memset(p->slots, 0, p->cap * sizeof(*p->slots));
+            p->count = p->found = 0;
+        }
+    }
     uint64_t mask = p->cap - 1, i = hash & mask;
     for (;;) {
         uint8_t *e = p->slots[i];
@@ -294,21 +348,17 @@ static sto_status part_find(const eng_agg_layout *l, const eng_rt_mem *m, eng_ag
         uint64_t h;
         memcpy(&h, e, 8);
         if (h == hash && keys_equal(l, entry_key(e), key)) {
+            p->found++;
             *out = e;
-            if (created) *created = false;
             return STO_OK;
         }
         i = (i + 1) & mask;
     }
     uint8_t *e = NULL;
-    STO_TRY(entry_alloc(l, m, p, &e));
-    memset(e, 0, l->entry_bytes);
-    memcpy(e, &hash, 8);
-    memcpy(entry_key(e), key, l->key_bytes);
+    STO_TRY(entry_new(l, m, p, hash, key, &e));
     p->slots[i] = e;
     p->count++;
     *out = e;
-    if (created) *created = true;
     return STO_OK;
 }
 
@@ -319,7 +369,7 @@ int32_t eng_rt_agg_find(cg_error *err, void *local, uint64_t hash, const uint8_t
     const eng_agg_layout *l = a->layout;
     eng_agg_part *p = &a->parts[hash >> (64 - ENG_AGG_PARTS_LOG)];
     uint8_t *e = NULL;
-    sto_status st = part_find(l, &a->mem, p, hash, key, &e, NULL);
+    sto_status st = part_find(l, &a->mem, p, hash, key, &e);
     if (st) {
         err->detail = st;
         return CG_ERR_RUNTIME;
@@ -553,36 +603,73 @@ static sto_status emit(const eng_agg_layout *l, const uint8_t *key, const uint8_
     return STO_OK;
 }
 
+/* The merge's table of a partition: the hash beside the entry pointer, so
+ * a probe reads one slot and touches an entry only on equal hashes. */
+typedef struct merge_slot {
+    uint64_t hash;
+    uint8_t *entry;
+} merge_slot;
+
+/* Folds entry e into the first entry of its group in the table (which
+ * becomes e when it is the first: *groups counts those), marking e
+ * folded. */
+static sto_status fold(const eng_agg_layout *l, const eng_rt_mem *m, merge_slot *slots,
+                       uint64_t mask, uint8_t *e, uint64_t *groups)
+{
+    uint64_t h;
+    memcpy(&h, e, 8);
+    for (uint64_t i = h & mask;; i = (i + 1) & mask) {
+        uint8_t *d = slots[i].entry;
+        if (!d) {
+            slots[i].hash = h;
+            slots[i].entry = e;
+            ++*groups;
+            return STO_OK;
+        }
+        if (slots[i].hash == h && keys_equal(l, entry_key(d), entry_key(e))) {
+            e[ENTRY_FOLDED] = 1;
+            return merge_states(l, m, entry_states(l, d), entry_states(l, e));
+        }
+    }
+}
+
 sto_status eng_agg_merge_part(eng_agg_local *const *locals, unsigned n, unsigned part,
                               eng_rows_sink *out)
 {
     if (!n) return STO_OK;
     const eng_agg_layout *l = locals[0]->layout;
+    /* The merge allocates on the finalizing thread: no cache. */
     eng_rt_mem m = {locals[0]->mem.mem, NULL, -1};
-    unsigned base = n;
-    for (unsigned i = 0; i < n && base == n; i++)
-        if (locals[i]->parts[part].count) base = i;
-    if (base == n) return STO_OK;
-    eng_agg_part *dst = &locals[base]->parts[part];
-    for (unsigned i = base + 1; i < n; i++) {
-        eng_agg_part *src = &locals[i]->parts[part];
-        for (uint64_t j = 0; src->slots && j < src->cap; j++) {
-            uint8_t *e = src->slots[j];
-            if (!e) continue;
-            uint64_t h;
-            memcpy(&h, e, 8);
-            uint8_t *d = NULL;
-            bool created = false;
-            /* The destination allocates on the finalizing thread: no cache. */
-            STO_TRY(part_find(l, &m, dst, h, entry_key(e), &d, &created));
-            STO_TRY(merge_states(l, &m, entry_states(l, d), entry_states(l, e)));
-        }
+    uint64_t total = 0;
+    unsigned filled = 0;
+    bool emptied = false;
+    for (unsigned i = 0; i < n; i++) {
+        const eng_agg_part *p = &locals[i]->parts[part];
+        total += p->entries;
+        filled += p->entries > 0;
+        emptied |= p->entries != p->count;
     }
-    for (uint64_t j = 0; j < dst->cap; j++) {
-        uint8_t *e = dst->slots[j];
-        if (e) STO_TRY(emit(l, entry_key(e), entry_states(l, e), out));
+    if (!total) return STO_OK;
+    merge_slot *slots = NULL;
+    uint64_t cap = 16;
+    if (filled > 1 || emptied) {
+        while (cap < total * 2)
+            cap *= 2;
+        STO_TRY(eng_rt_alloc_zero(&m, cap * sizeof(*slots), (void **)&slots));
     }
-    return STO_OK;
+    sto_status st = STO_OK;
+    uint64_t groups = slots ? 0 : total;
+    for (unsigned i = 0; slots && !st && i < n; i++)
+        for (eng_agg_block *b = locals[i]->parts[part].blocks; !st && b; b = b->next)
+            for (uint8_t *e = block_first(b); !st && e < block_end(b); e += l->entry_bytes)
+                st = fold(l, &m, slots, cap - 1, e, &groups);
+    if (!st) st = eng_rows_sink_reserve(out, groups);
+    for (unsigned i = 0; !st && i < n; i++)
+        for (eng_agg_block *b = locals[i]->parts[part].blocks; !st && b; b = b->next)
+            for (uint8_t *e = block_first(b); !st && e < block_end(b); e += l->entry_bytes)
+                if (!e[ENTRY_FOLDED]) st = emit(l, entry_key(e), entry_states(l, e), out);
+    if (slots) eng_rt_free(&m, slots, cap * sizeof(*slots));
+    return st;
 }
 
 sto_status eng_agg_empty_row(const eng_agg_layout *l, eng_rows_sink *out)

@@ -12,10 +12,29 @@
  * over the group keys) and its aggregate states. The hash's top bits choose
  * one of ENG_AGG_PARTS partitions, its low bits the slot in that
  * partition's open-addressing table of entry pointers; entries never move,
- * so generated code may keep the state pointer it got. Few groups cost a few
- * tiny tables; millions of groups spread over the partitions, and the merge
- * of each partition is independent of the others, so finalize runs them in
- * parallel and the merged table of a partition stays cache-sized longer.
+ * so generated code may keep the state pointer it got.
+ *
+ * A worker's table of a partition grows only up to ENG_AGG_LOCAL_CAP slots,
+ * so all its tables stay in cache. When a full table needs one more group
+ * it is emptied instead (the entries stay where they are, appended to the
+ * partition's blocks) and fills again: a group may then have several
+ * entries, in one worker or in several. Few groups never fill a table.
+ * When a table fills while its lookups rarely found a group that was not
+ * new (q18's orders: the generated code meets a group's later rows at the
+ * entry it remembers from the row before, so the table only ever sees new
+ * groups), the table is dropped and the partition appends an entry per
+ * lookup: the generated code sees no slots and calls find at once, and
+ * no cache miss is spent on a table that does not reduce anything.
+ * Either way no table outgrows the cache and none is rehashed big. Only
+ * aggregations with DISTINCT sets keep growing their tables: an entry
+ * more costs them a set more, and the merge a union of sets.
+ *
+ * Finalize merges each partition on its own (in parallel): it counts the
+ * partition's entries over all workers, builds one table of exactly that
+ * size, folds every entry into the first entry of its group, and emits the
+ * groups walking the entries in memory order. A partition that only one
+ * worker filled and never emptied holds one entry per group and is emitted
+ * as it is.
  *
  * DISTINCT aggregates keep a per-group set of the distinct values (the
  * state holds a pointer to it); the merge unions the sets and the result is
@@ -37,8 +56,12 @@
 #define ENG_AGG_PARTS_LOG 5
 #define ENG_AGG_PARTS     (1u << ENG_AGG_PARTS_LOG)
 
-/* An entry: the hash (uint64_t) padded to this, then the key row, then the
- * states. */
+/* The most slots of one worker's table of one partition (a power of two). */
+#define ENG_AGG_LOCAL_CAP (1u << 13)
+
+/* An entry: the hash (uint64_t), a byte the merge sets when it folded the
+ * entry into another of its group, padding to this, then the key row, then
+ * the states. */
 #define ENG_AGG_ENTRY_HEAD 16u
 
 typedef struct eng_agg_fn {
@@ -58,6 +81,7 @@ typedef struct eng_agg_layout {
     uint32_t key_bytes;   /* cg_row_bytes(nkeys) */
     uint32_t state_bytes; /* sum of the states */
     uint32_t entry_bytes; /* 16 (hash) + key_bytes + state_bytes */
+    bool distinct_sets;   /* some aggregate keeps a set per group */
 } eng_agg_layout;
 
 /* Fills the offsets; key_types and aggs (func, distinct, arg, result) must
@@ -70,6 +94,10 @@ typedef struct eng_agg_block eng_agg_block;
 typedef struct eng_agg_part {
     uint8_t **slots; /* entry pointers, cap a power of two */
     uint64_t cap, count;
+    uint64_t entries;      /* made since the start (count: in the table now) */
+    uint64_t found;        /* find calls that met an old group since the table
+                            * was last emptied */
+    bool append;           /* no table: every find makes an entry */
     eng_agg_block *blocks; /* entry storage, newest first */
     uint8_t *free_ptr;
     size_t free_bytes;

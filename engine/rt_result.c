@@ -58,6 +58,19 @@ static sto_status grow(eng_rows_sink *s)
     return STO_OK;
 }
 
+sto_status eng_rows_sink_reserve(eng_rows_sink *s, uint64_t rows)
+{
+    if (s->cap - s->rows >= rows) return STO_OK;
+    uint64_t cap = s->rows + rows;
+    uint8_t *data = NULL;
+    STO_TRY(eng_rt_alloc(&s->mem, cap * s->row_bytes, (void **)&data));
+    if (s->rows) memcpy(data, s->data, s->rows * s->row_bytes);
+    eng_rt_free(&s->mem, s->data, s->cap * s->row_bytes);
+    s->data = data;
+    s->cap = cap;
+    return STO_OK;
+}
+
 int32_t eng_rt_rows_append(cg_error *err, void *sink, uint8_t **row)
 {
     eng_rows_sink *s = sink;

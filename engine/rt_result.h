@@ -64,6 +64,11 @@ typedef struct eng_rows_sink {
 void eng_rows_sink_init(eng_rows_sink *s, eng_rt_mem mem, uint32_t row_bytes);
 void eng_rows_sink_free(eng_rows_sink *s);
 
+/* Makes room for `rows` more rows in one allocation, for a producer that
+ * knows how many it will append (the doublings of append copy each row
+ * about twice). */
+sto_status eng_rows_sink_reserve(eng_rows_sink *s, uint64_t rows);
+
 /* cg_rows_append_fn: room for one more row. */
 int32_t eng_rt_rows_append(cg_error *err, void *sink, uint8_t **row);
 

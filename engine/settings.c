@@ -75,6 +75,8 @@ void eng_settings_init(eng_settings *s)
     s->threads = eng_default_threads();
     s->join_algorithm = ENG_JOIN_AUTO;
     s->memory_limit = memory_percent(DEFAULT_MEMORY_PERCENT);
+    s->jit_compile_ahead = true;
+    s->jit_cache = false;
 }
 
 size_t eng_settings_count(void)
@@ -154,6 +156,22 @@ static void format_memory(uint64_t bytes, char *buf, size_t size)
     snprintf(buf, size, "%" PRIu64 "%s", bytes, units[u]);
 }
 
+/* "on"/"off" and PostgreSQL's other spellings of a boolean; false when the
+ * text is none of them. */
+static bool parse_bool(const char *text, bool *out)
+{
+    static const char *const spellings[][2] = {
+        {"off", "on"}, {"false", "true"}, {"no", "yes"}, {"0", "1"}};
+    for (size_t i = 0; i < sizeof(spellings) / sizeof(spellings[0]); i++) {
+        for (int v = 0; v < 2; v++) {
+            if (strcasecmp(text, spellings[i][v]) != 0) continue;
+            *out = v == 1;
+            return true;
+        }
+    }
+    return false;
+}
+
 sto_status eng_settings_set(eng_settings *s, const char *name, const char *value, int position)
 {
     switch (find_setting(name)) {
@@ -182,6 +200,13 @@ sto_status eng_settings_set(eng_settings *s, const char *name, const char *value
         s->memory_limit = bytes;
         return STO_OK;
     }
+    case SETTING_jit_compile_ahead:
+        if (!parse_bool(value, &s->jit_compile_ahead))
+            return bad_value(name, value, position, "on or off");
+        return STO_OK;
+    case SETTING_jit_cache:
+        if (!parse_bool(value, &s->jit_cache)) return bad_value(name, value, position, "on or off");
+        return STO_OK;
     default:
         return unknown(name, position);
     }
@@ -201,6 +226,12 @@ sto_status eng_settings_reset(eng_settings *s, const char *name, int position)
     case SETTING_memory_limit:
         s->memory_limit = d.memory_limit;
         return STO_OK;
+    case SETTING_jit_compile_ahead:
+        s->jit_compile_ahead = d.jit_compile_ahead;
+        return STO_OK;
+    case SETTING_jit_cache:
+        s->jit_cache = d.jit_cache;
+        return STO_OK;
     default:
         return unknown(name, position);
     }
@@ -218,6 +249,12 @@ sto_status eng_settings_get(const eng_settings *s, const char *name, char *buf, 
         return STO_OK;
     case SETTING_memory_limit:
         format_memory(s->memory_limit, buf, size);
+        return STO_OK;
+    case SETTING_jit_compile_ahead:
+        snprintf(buf, size, "%s", s->jit_compile_ahead ? "on" : "off");
+        return STO_OK;
+    case SETTING_jit_cache:
+        snprintf(buf, size, "%s", s->jit_cache ? "on" : "off");
         return STO_OK;
     default:
         return unknown(name, position);

@@ -11,10 +11,16 @@
  *   join_algorithm  auto | hash | radix | sortmerge (what the planner picks)
  *   memory_limit    '8GB', '512MB', '64KB', '1TB' (units of 1024) or a
  *                   percentage of physical memory; default 80%
+ *   jit_compile_ahead  on | off: compile a query's later pipelines on the
+ *                   compile pool's threads while earlier ones compile or
+ *                   run (codegen/compile_pool.h); default on
+ *   jit_cache       on | off: reuse the machine code of a pipeline whose IR
+ *                   was compiled before (codegen/code_cache.h); default off
  */
 #ifndef RACKDB_ENGINE_SETTINGS_H
 #define RACKDB_ENGINE_SETTINGS_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -24,7 +30,9 @@
 #define ENG_SETTING_LIST(X)                                                                        \
     X(threads, "Worker threads a query uses (1..1024).")                                           \
     X(join_algorithm, "Join algorithm: auto, hash, radix or sortmerge.")                           \
-    X(memory_limit, "Memory a query may use, e.g. '8GB', '512MB' or '80%'.")
+    X(memory_limit, "Memory a query may use, e.g. '8GB', '512MB' or '80%'.")                       \
+    X(jit_compile_ahead, "Compile later pipelines while earlier ones run: on or off.")             \
+    X(jit_cache, "Reuse machine code compiled before from the same IR: on or off.")
 
 typedef enum eng_join_algorithm {
     ENG_JOIN_AUTO,
@@ -37,6 +45,8 @@ typedef struct eng_settings {
     int threads;
     eng_join_algorithm join_algorithm;
     uint64_t memory_limit; /* bytes */
+    bool jit_compile_ahead;
+    bool jit_cache;
 } eng_settings;
 
 /* The defaults for this machine. */

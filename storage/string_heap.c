@@ -27,6 +27,7 @@ void sto_heap_init(sto_string_heap *h)
 
 void sto_heap_free(sto_string_heap *h)
 {
+    if (h->release) h->release(h->owner);
     sto_heap_block *b = h->blocks;
     while (b) {
         sto_heap_block *next = b->next;
@@ -61,4 +62,16 @@ const char *sto_heap_copy(sto_string_heap *h, const void *bytes, size_t len)
     char *p = sto_heap_alloc(h, len);
     if (p && len) memcpy(p, bytes, len);
     return p;
+}
+
+bool sto_heap_keep(sto_string_heap *h, void (*release)(void *owner), void *owner)
+{
+    if (h->release) {
+        if (h->release != release || h->owner != owner) return false;
+        release(owner); /* one reference per heap is enough */
+        return true;
+    }
+    h->release = release;
+    h->owner = owner;
+    return true;
 }

@@ -200,6 +200,37 @@ void tpch_gen_free(tpch_gen *g)
     free(g);
 }
 
+void *tpch_gen_text_retain(const tpch_gen *g)
+{
+    tpch_text_pool_retain(g->pool);
+    return g->pool;
+}
+
+void tpch_gen_text_release(void *text)
+{
+    tpch_text_pool_free(text);
+}
+
+/* Average comment length of each table (dbgen draws 0.4 to 1.6 times it). */
+#define PART_TEXT     14
+#define PARTSUPP_TEXT 124
+#define SUPPLIER_TEXT 63
+#define CUSTOMER_TEXT 73
+#define ORDERS_TEXT   49
+#define LINEITEM_TEXT 27
+#define CODE_TEXT     72
+
+double tpch_text_bytes_per_unit(tpch_table_id t)
+{
+    static const double per_unit[TPCH_TABLE_COUNT] = {
+        [TPCH_PART] = PART_TEXT,         [TPCH_PARTSUPP] = 4 * PARTSUPP_TEXT,
+        [TPCH_SUPPLIER] = SUPPLIER_TEXT, [TPCH_CUSTOMER] = CUSTOMER_TEXT,
+        [TPCH_ORDERS] = ORDERS_TEXT,     [TPCH_LINEITEM] = 4 * LINEITEM_TEXT,
+        [TPCH_NATION] = CODE_TEXT,       [TPCH_REGION] = CODE_TEXT,
+    };
+    return per_unit[t];
+}
+
 int64_t tpch_gen_units(const tpch_gen *g, tpch_table_id t)
 {
     return g->units[t];
@@ -245,20 +276,20 @@ static void streams_next_unit(streams *st)
 
 static inline tpch_value int_value(int64_t i)
 {
-    tpch_value v = {i, NULL, 0, 0};
+    tpch_value v = {i, NULL, 0, 0, 0};
     return v;
 }
 
 static inline tpch_value str_value(const char *s, uint32_t len)
 {
-    tpch_value v = {0, s, len, 0};
+    tpch_value v = {0, s, len, 0, 0};
     return v;
 }
 
 /* An entry of a fixed list (see tpch_value.listed). */
 static inline tpch_value list_value(const char *s, uint32_t len)
 {
-    tpch_value v = {0, s, len, 1};
+    tpch_value v = {0, s, len, 1, 0};
     return v;
 }
 
@@ -292,9 +323,44 @@ static inline tpch_value text_value(const tpch_gen *g, tpch_stream *s, int avg)
 {
     uint32_t len;
     const char *p = tpch_text(g->pool, s, (int)(avg * 0.4), (int)(avg * 1.6), &len);
-    /* a random spot in 300 MiB: start the cache miss now, the row is copied later */
-    return str_value(p, len);
+    tpch_value v = {0, p, len, 0, 1};
+    return v;
 }
+
+/* A copy of a comment stream running LOOKAHEAD_UNITS units in front of
+ * the generator, prefetching the comments it will take: each is a cache
+ * miss somewhere in the 300 MiB pool, which the sink then reads (fetching
+ * a partsupp comment costs more than generating the rest of the row). */
+typedef struct text_lookahead {
+    tpch_stream s;
+    int per_unit; /* comments per unit */
+    int min, max; /* their length bounds, as text_value draws them */
+} text_lookahead;
+
+static void lookahead_init(text_lookahead *la, tpch_stream_id id, int avg, int per_unit,
+                           int64_t unit)
+{
+    tpch_stream_init(&la->s, id, unit);
+    la->per_unit = per_unit;
+    la->min = (int)(avg * 0.4);
+    la->max = (int)(avg * 1.6);
+}
+
+/* Prefetches the comments of the unit the copy stands at and moves on. */
+static inline void lookahead_unit(const tpch_gen *g, text_lookahead *la)
+{
+    for (int i = 0; i < la->per_unit; i++) {
+        uint32_t len;
+        const char *p = tpch_text(g->pool, &la->s, la->min, la->max, &len);
+        __builtin_prefetch(p);
+        __builtin_prefetch(p + len - 1);
+    }
+    tpch_stream_next_unit(&la->s);
+}
+
+/* Units a lookahead runs in front: enough prefetches in flight to cover
+ * the miss latency, few enough that the lines stay in cache. */
+#define LOOKAHEAD_UNITS 8
 
 /* Writes n as exactly `width` digits (zero-padded) at out. */
 static void put_digits(char *out, int64_t n, int width)
@@ -381,8 +447,19 @@ static sto_status gen_parts(const tpch_gen *g, unsigned tables, int64_t first, i
     const tpch_dist *colors = &tpch_dists[TPCH_DIST_COLORS];
     char name[64 + TPCH_STR_SLACK];
     tpch_value v[9];
+    text_lookahead part_text, ps_text;
+    lookahead_init(&part_text, TPCH_STREAM_P_CMNT, PART_TEXT, 1, first);
+    lookahead_init(&ps_text, TPCH_STREAM_PS_CMNT, PARTSUPP_TEXT, SUPP_PER_PART, first);
+    for (int64_t unit = first; unit < last && unit < first + LOOKAHEAD_UNITS; unit++) {
+        if (tables & TPCH_BIT(TPCH_PART)) lookahead_unit(g, &part_text);
+        if (tables & TPCH_BIT(TPCH_PARTSUPP)) lookahead_unit(g, &ps_text);
+    }
     for (int64_t unit = first; unit < last; unit++) {
         int64_t key = unit + 1;
+        if (unit + LOOKAHEAD_UNITS < last) {
+            if (tables & TPCH_BIT(TPCH_PART)) lookahead_unit(g, &part_text);
+            if (tables & TPCH_BIT(TPCH_PARTSUPP)) lookahead_unit(g, &ps_text);
+        }
         if (tables & TPCH_BIT(TPCH_PART)) {
             int perm[COLOR_COUNT];
             for (int i = 0; i < COLOR_COUNT; i++)
@@ -411,7 +488,7 @@ static sto_status gen_parts(const tpch_gen *g, unsigned tables, int64_t first, i
             v[5] = int_value(tpch_draw(&s[TPCH_STREAM_P_SIZE], 1, 50));
             v[6] = pick_value(&g->containers, &s[TPCH_STREAM_P_CNTR]);
             v[7] = int_value(retail_price(key));
-            v[8] = text_value(g, &s[TPCH_STREAM_P_CMNT], 14);
+            v[8] = text_value(g, &s[TPCH_STREAM_P_CMNT], PART_TEXT);
             STO_TRY(sink->row(sink, TPCH_PART, v));
         }
         if (tables & TPCH_BIT(TPCH_PARTSUPP)) {
@@ -420,7 +497,7 @@ static sto_status gen_parts(const tpch_gen *g, unsigned tables, int64_t first, i
                 v[1] = int_value(supplier_of_part(g, key, i));
                 v[2] = int_value(tpch_draw(&s[TPCH_STREAM_PS_QTY], 1, 9999));
                 v[3] = int_value(tpch_draw(&s[TPCH_STREAM_PS_SCST], 100, 100000));
-                v[4] = text_value(g, &s[TPCH_STREAM_PS_CMNT], 124);
+                v[4] = text_value(g, &s[TPCH_STREAM_PS_CMNT], PARTSUPP_TEXT);
                 STO_TRY(sink->row(sink, TPCH_PARTSUPP, v));
             }
         }
@@ -454,7 +531,7 @@ static sto_status gen_suppliers(const tpch_gen *g, int64_t first, int64_t last, 
         v[3] = int_value(nation);
         v[4] = str_value(phone, put_phone(phone, nation, &s[TPCH_STREAM_S_PHNE]));
         v[5] = int_value(tpch_draw(&s[TPCH_STREAM_S_ABAL], -99999, 999999));
-        v[6] = text_value(g, &s[TPCH_STREAM_S_CMNT], 63);
+        v[6] = text_value(g, &s[TPCH_STREAM_S_CMNT], SUPPLIER_TEXT);
 
         /* Better Business Bureau comments, drawn for every row */
         int64_t clen = v[6].len;
@@ -467,6 +544,7 @@ static sto_status gen_suppliers(const tpch_gen *g, int64_t first, int64_t last, 
             memcpy(comment + offset, "Customer ", 9);
             memcpy(comment + offset + 9 + noise, type < 50 ? "Complaints" : "Recommends", 10);
             v[6].s = comment;
+            v[6].pooled = 0;
         }
         STO_TRY(sink->row(sink, TPCH_SUPPLIER, v));
         streams_next_unit(&st);
@@ -487,8 +565,13 @@ static sto_status gen_customers(const tpch_gen *g, int64_t first, int64_t last, 
     tpch_stream *s = st.s;
     char name[32 + TPCH_STR_SLACK], address[48 + TPCH_STR_SLACK], phone[16 + TPCH_STR_SLACK];
     tpch_value v[8];
+    text_lookahead text;
+    lookahead_init(&text, TPCH_STREAM_C_CMNT, CUSTOMER_TEXT, 1, first);
+    for (int64_t unit = first; unit < last && unit < first + LOOKAHEAD_UNITS; unit++)
+        lookahead_unit(g, &text);
     for (int64_t unit = first; unit < last; unit++) {
         int64_t key = unit + 1;
+        if (unit + LOOKAHEAD_UNITS < last) lookahead_unit(g, &text);
         v[0] = int_value(key);
         v[1] = str_value(name, put_tagged_key(name, "Customer#", key));
         v[2] = str_value(address, put_address(address, &s[TPCH_STREAM_C_ADDR]));
@@ -497,7 +580,7 @@ static sto_status gen_customers(const tpch_gen *g, int64_t first, int64_t last, 
         v[4] = str_value(phone, put_phone(phone, nation, &s[TPCH_STREAM_C_PHNE]));
         v[5] = int_value(tpch_draw(&s[TPCH_STREAM_C_ABAL], -99999, 999999));
         v[6] = pick_value(&g->segments, &s[TPCH_STREAM_C_MSEG]);
-        v[7] = text_value(g, &s[TPCH_STREAM_C_CMNT], 73);
+        v[7] = text_value(g, &s[TPCH_STREAM_C_CMNT], CUSTOMER_TEXT);
         STO_TRY(sink->row(sink, TPCH_CUSTOMER, v));
         streams_next_unit(&st);
     }
@@ -548,7 +631,7 @@ static void gen_order(const tpch_gen *g, tpch_stream *s, int64_t unit, order_bat
     o[6] = str_value(b->clerk[k], put_tagged_key(b->clerk[k], "Clerk#",
                                                  tpch_draw(&s[TPCH_STREAM_O_CLRK], 1, clerks)));
     o[7] = int_value(0);
-    o[8] = text_value(g, &s[TPCH_STREAM_O_CMNT], 49);
+    o[8] = text_value(g, &s[TPCH_STREAM_O_CMNT], ORDERS_TEXT);
 
     int lines = (int)tpch_draw(&s[TPCH_STREAM_O_LCNT], 1, MAX_LINES);
     int64_t total = 0;
@@ -560,7 +643,7 @@ static void gen_order(const tpch_gen *g, tpch_stream *s, int64_t unit, order_bat
         int64_t tax = tpch_draw(&s[TPCH_STREAM_L_TAX], 0, 8);
         r[13] = pick_value(&g->instructions, &s[TPCH_STREAM_L_SHIP]);
         r[14] = pick_value(&g->modes, &s[TPCH_STREAM_L_SMODE]);
-        r[15] = text_value(g, &s[TPCH_STREAM_L_CMNT], 27);
+        r[15] = text_value(g, &s[TPCH_STREAM_L_CMNT], LINEITEM_TEXT);
         int64_t part = tpch_draw(&s[TPCH_STREAM_L_PKEY], 1, parts);
         int64_t supp = supplier_of_part(g, part, tpch_draw(&s[TPCH_STREAM_L_SKEY], 0, 3));
         int64_t price = retail_price(part) * qty;
@@ -625,13 +708,13 @@ static sto_status gen_orders(const tpch_gen *g, unsigned tables, int64_t first, 
         for (int k = 0; k < n[next]; k++) {
             gen_order(g, st.s, unit + k, &b[next], k);
             streams_next_unit(&st);
-        }
-        unit += n[next];
-        for (int k = 0; k < n[next]; k++) {
+            /* spread over the batch: a burst of them stalls once the
+             * core's outstanding misses are used up */
             prefetch_text(&b[next].order[k][8]);
             for (int i = 0; i < b[next].lines[k]; i++)
                 prefetch_text(&b[next].line[k][i][15]);
         }
+        unit += n[next];
         for (int k = 0; k < n[cur] && !err; k++) {
             if (tables & TPCH_BIT(TPCH_ORDERS)) err = sink->row(sink, TPCH_ORDERS, b[cur].order[k]);
             if (tables & TPCH_BIT(TPCH_LINEITEM))
@@ -660,7 +743,7 @@ static sto_status gen_codes(const tpch_gen *g, tpch_table_id t, int64_t first, i
         v[n++] = int_value(unit);
         v[n++] = list_value(names->pad[unit], names->len[unit]);
         if (t == TPCH_NATION) v[n++] = int_value(g->region_of_nation[unit]);
-        v[n++] = text_value(g, &st.s[id], 72);
+        v[n++] = text_value(g, &st.s[id], CODE_TEXT);
         STO_TRY(sink->row(sink, t, v));
         streams_next_unit(&st);
     }

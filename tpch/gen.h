@@ -95,12 +95,16 @@ bool tpch_table_by_name(const char *name, tpch_table_id *out);
  * a fixed list (a picked list entry, a flag, a manufacturer or brand): its
  * address always holds the same bytes while the generator lives and the
  * entries of one list lie TPCH_STR_SLACK bytes apart, so a sink may store
- * each such string once and recognize it by address. */
+ * each such string once and recognize it by address. `pooled` marks a
+ * comment that lies in the generator's text pool: its bytes stay put for as
+ * long as the pool lives, which a sink may extend past the generator's
+ * life (tpch_gen_text_retain) to keep pointing at them instead of copying. */
 typedef struct tpch_value {
     int64_t i;
     const char *s;
     uint32_t len;
-    uint32_t listed;
+    uint16_t listed;
+    uint16_t pooled;
 } tpch_value;
 
 /* Where rows go. `row` gets the values of one row of `table`; returning an
@@ -122,6 +126,16 @@ sto_status tpch_scale_check(double sf);
  * for the text pool (the only costly step, ~0.3 s on 2 cores). */
 sto_status tpch_gen_create(double sf, int threads, tpch_gen **out);
 void tpch_gen_free(tpch_gen *g);
+
+/* A new reference to the text pool that `pooled` values point into; the
+ * pool outlives the generator until every reference is dropped with
+ * tpch_gen_text_release (whose signature suits sto_heap_keep). */
+void *tpch_gen_text_retain(const tpch_gen *g);
+void tpch_gen_text_release(void *text);
+
+/* Comment bytes the rows of table t take per unit, on average (a sink's
+ * guide to whether pointing into the pool saves memory over copying). */
+double tpch_text_bytes_per_unit(tpch_table_id t);
 
 /* Units of a table (parts for partsupp, orders for lineitem). */
 int64_t tpch_gen_units(const tpch_gen *g, tpch_table_id t);

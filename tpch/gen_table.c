@@ -9,6 +9,8 @@
 #include <string.h>
 #include <sys/mman.h>
 
+#include "tpch/text.h"
+
 sto_status tpch_table_schema(tpch_table_id t, sto_schema **out)
 {
     const tpch_table_info *info = tpch_table_info_get(t);
@@ -61,8 +63,13 @@ static sto_status check_schema(const sto_table *t, tpch_table_id id)
 /* Per column of a target table, decided once per call: how a value is stored. */
 typedef enum write_kind { WRITE_I32, WRITE_I64, WRITE_STR } write_kind;
 
+/* What table_row does with a column's value: the kind and whether the
+ * value is counted in a range bitmap (tpch_column_range) or hashed. */
+typedef enum write_op { OP_I32, OP_I32_RANGED, OP_I64, OP_I64_RANGED, OP_STR } write_op;
+
 typedef struct column_plan {
     write_kind kind;
+    write_op op;
     sto_type type;
     /* integers of a small known range (tpch_column_range) are counted in a
      * bitmap of the range and hashed once per distinct value per chunk */
@@ -75,6 +82,7 @@ typedef struct column_plan {
 
 typedef struct table_plan {
     int ncols;
+    bool nullable; /* some column has a validity bitmap to set */
     column_plan col[MAX_COLUMNS];
 } table_plan;
 
@@ -82,8 +90,10 @@ static void plan_table(tpch_table_id id, const sto_table *t, table_plan *p)
 {
     const sto_schema *s = sto_table_schema(t);
     p->ncols = (int)s->ncols;
+    p->nullable = false;
     for (uint32_t i = 0; i < s->ncols; i++) {
         column_plan *c = &p->col[i];
+        p->nullable = p->nullable || !s->cols[i].not_null;
         c->type = s->cols[i].type;
         c->is_char = c->type.id == STO_TYPE_CHAR;
         c->bound = c->type.length ? c->type.length : UINT32_MAX;
@@ -98,6 +108,9 @@ static void plan_table(tpch_table_id id, const sto_table *t, table_plan *p)
                     hi - lo < (1 << 16);
         c->lo = c->ranged ? lo : 0;
         c->span = c->ranged ? (uint64_t)(hi - lo + 1) : 0;
+        c->op = c->kind == WRITE_STR   ? OP_STR
+                : c->kind == WRITE_I32 ? (c->ranged ? OP_I32_RANGED : OP_I32)
+                                       : (c->ranged ? OP_I64_RANGED : OP_I64);
     }
 }
 
@@ -122,7 +135,13 @@ typedef struct table_writer {
     uint32_t backed;       /* rows of the open chunk backed by populate_rows */
     uint32_t to_back;      /* rows of it expected to be written */
     uint32_t epoch;        /* tells this chunk's list slots from older ones */
+    const tpch_gen *text;  /* comments point into its pool instead of being copied; NULL: copy */
+    bool keeps_text;       /* the open chunk holds a reference to the pool */
     int64_t min[MAX_COLUMNS], max[MAX_COLUMNS];
+    /* hashed columns: the previous row's value, already counted (a
+     * lineitem's order key repeats for its lines, a partsupp's part key
+     * for its four suppliers); INT64_MIN, which no column holds, at first */
+    int64_t last[MAX_COLUMNS];
     uint64_t *seen[MAX_COLUMNS];   /* ranged columns: values present in the chunk */
     list_slot *slots[MAX_COLUMNS]; /* allocated at a column's first listed value */
 } table_writer;
@@ -133,6 +152,7 @@ typedef struct chunk_list {
 } chunk_list;
 
 typedef struct task {
+    unsigned tables; /* of one unit table */
     int64_t first, last;
     chunk_list out[TPCH_TABLE_COUNT];
 } task;
@@ -241,9 +261,11 @@ static sto_status open_chunk(table_sink *s, tpch_table_id t)
     for (int i = 0; i < w->plan->ncols; i++) {
         w->min[i] = INT64_MAX;
         w->max[i] = INT64_MIN;
+        w->last[i] = INT64_MIN;
         if (w->seen[i]) memset(w->seen[i], 0, (w->plan->col[i].span + 63) / 64 * 8);
     }
     w->epoch++;
+    w->keeps_text = false;
     w->chunk = c;
     return NULL;
 }
@@ -286,6 +308,25 @@ static inline bool store_str(sto_chunk *c, const char *s, uint32_t len, sto_str 
     return true;
 }
 
+/* A reference to `len` bytes at `s` in the generator's text pool, which
+ * the open chunk keeps alive from its first such string on; false when the
+ * chunk cannot keep it (the caller copies instead). */
+static bool point_at_pool(table_writer *w, const char *s, uint32_t len, sto_str *out)
+{
+    if (!w->keeps_text) {
+        void *text = tpch_gen_text_retain(w->text);
+        if (!sto_heap_keep(&w->chunk->heap, tpch_gen_text_release, text)) {
+            tpch_gen_text_release(text);
+            return false;
+        }
+        w->keeps_text = true;
+    }
+    out->len = len;
+    memcpy(out->prefix, s, 4);
+    out->u.ptr = s;
+    return true;
+}
+
 /* Stores string value v in column i of the open chunk and adds it to the
  * column's sketch (once per chunk for listed strings). */
 static sto_status put_string(table_writer *w, int i, const tpch_value *v, sto_str *dst)
@@ -308,7 +349,11 @@ static sto_status put_string(table_writer *w, int i, const tpch_value *v, sto_st
         !sto_string_fit(p->type, v->s, &len))
         return sto_error(STO_STRING_DATA_RIGHT_TRUNCATION, "value too long for column %s",
                          c->schema->cols[i].name);
-    if (!store_str(c, v->s, len, dst)) return sto_error_oom();
+    if (v->pooled && w->text && len > STO_STR_INLINE_MAX && point_at_pool(w, v->s, len, dst)) {
+        /* stored as a reference into the pool */
+    } else if (!store_str(c, v->s, len, dst)) {
+        return sto_error_oom();
+    }
     sto_hll_add(&c->stats[i].hll, sto_hash_str_sketch(dst));
     if (slot) {
         slot->src = v->s;
@@ -318,8 +363,9 @@ static sto_status put_string(table_writer *w, int i, const tpch_value *v, sto_st
     return NULL;
 }
 
-/* Adds integer x of column i to the chunk's statistics. */
-static inline void track(table_writer *w, int i, int64_t x, sto_hll *h)
+/* Adds integer x of a ranged column i to the chunk's statistics: a bit
+ * of the range's bitmap, or (never for generated values) the general way. */
+static inline void track_ranged(table_writer *w, int i, int64_t x, sto_hll *h)
 {
     const column_plan *p = &w->plan->col[i];
     uint64_t k = (uint64_t)(x - p->lo);
@@ -327,6 +373,17 @@ static inline void track(table_writer *w, int i, int64_t x, sto_hll *h)
         w->seen[i][k / 64] |= (uint64_t)1 << (k % 64);
         return;
     }
+    if (x < w->min[i]) w->min[i] = x;
+    if (x > w->max[i]) w->max[i] = x;
+    sto_hll_add(h, sto_hash_u64((uint64_t)x));
+}
+
+/* Adds integer x of another column i: min/max and the sketch, skipped when
+ * it repeats the previous row's value (counted already). */
+static inline void track_hashed(table_writer *w, int i, int64_t x, sto_hll *h)
+{
+    if (x == w->last[i]) return;
+    w->last[i] = x;
     if (x < w->min[i]) w->min[i] = x;
     if (x > w->max[i]) w->max[i] = x;
     sto_hll_add(h, sto_hash_u64((uint64_t)x));
@@ -345,23 +402,32 @@ static sto_status table_row(tpch_sink *self, tpch_table_id t, const tpch_value *
         populate_rows(c, row, w->backed);
     }
     for (int i = 0; i < plan->ncols; i++) {
-        switch (plan->col[i].kind) {
-        case WRITE_I32: {
-            int32_t x = (int32_t)v[i].i;
-            ((int32_t *)c->cols[i])[row] = x;
-            track(w, i, x, &c->stats[i].hll);
+        int64_t x = v[i].i;
+        switch (plan->col[i].op) {
+        case OP_I32:
+            ((int32_t *)c->cols[i])[row] = (int32_t)x;
+            track_hashed(w, i, (int32_t)x, &c->stats[i].hll);
             break;
-        }
-        case WRITE_I64:
-            ((int64_t *)c->cols[i])[row] = v[i].i;
-            track(w, i, v[i].i, &c->stats[i].hll);
+        case OP_I32_RANGED:
+            ((int32_t *)c->cols[i])[row] = (int32_t)x;
+            track_ranged(w, i, (int32_t)x, &c->stats[i].hll);
             break;
-        case WRITE_STR:
+        case OP_I64:
+            ((int64_t *)c->cols[i])[row] = x;
+            track_hashed(w, i, x, &c->stats[i].hll);
+            break;
+        case OP_I64_RANGED:
+            ((int64_t *)c->cols[i])[row] = x;
+            track_ranged(w, i, x, &c->stats[i].hll);
+            break;
+        case OP_STR:
             STO_TRY(put_string(w, i, &v[i], &((sto_str *)c->cols[i])[row]));
             break;
         }
-        if (c->validity[i]) sto_bitmap_set(c->validity[i], row);
     }
+    if (plan->nullable) /* generated values are never NULL */
+        for (int i = 0; i < plan->ncols; i++)
+            if (c->validity[i]) sto_bitmap_set(c->validity[i], row);
     c->rows = row + 1;
     return NULL;
 }
@@ -384,7 +450,6 @@ static int64_t rows_per_unit(tpch_table_id t)
 
 typedef struct job {
     const tpch_gen *g;
-    unsigned tables;
     sto_table *const *targets;
     table_plan plans[TPCH_TABLE_COUNT];
     task *tasks;
@@ -392,6 +457,7 @@ typedef struct job {
     int next;
     sto_status error;
     const atomic_int *cancel; /* NULL: not cancelable */
+    bool point_text;          /* comments point into the text pool */
     pthread_mutex_t lock;
 } job;
 
@@ -405,6 +471,7 @@ static void *job_worker(void *arg)
     bool ok = true;
     for (int t = 0; t < TPCH_TABLE_COUNT; t++) {
         sink.w[t].plan = &j->plans[t];
+        sink.w[t].text = j->point_text ? j->g : NULL;
         for (int i = 0; i < j->plans[t].ncols; i++) {
             const column_plan *p = &j->plans[t].col[i];
             if (!p->ranged) continue;
@@ -424,12 +491,13 @@ static void *job_worker(void *arg)
         int i = j->error ? j->ntasks : j->next++;
         pthread_mutex_unlock(&j->lock);
         if (i >= j->ntasks) break;
-        sink.task = &j->tasks[i];
+        task *k = &j->tasks[i];
+        sink.task = k;
         for (int t = 0; t < TPCH_TABLE_COUNT; t++)
-            sink.w[t].expected_left =
-                (sink.task->last - sink.task->first) * rows_per_unit((tpch_table_id)t);
-        sto_status st =
-            tpch_gen_rows(j->g, j->tables, sink.task->first, sink.task->last, &sink.base);
+            sink.w[t].expected_left = k->tables & TPCH_BIT(t)
+                                          ? (k->last - k->first) * rows_per_unit((tpch_table_id)t)
+                                          : 0;
+        sto_status st = tpch_gen_rows(j->g, k->tables, k->first, k->last, &sink.base);
         /* a task's chunks are its own: seal the open ones before the next task */
         for (int t = 0; t < TPCH_TABLE_COUNT; t++)
             finish_chunk(&sink.w[t]);
@@ -446,45 +514,74 @@ static void *job_worker(void *arg)
     return NULL;
 }
 
-/* Units per task: a few chunks of rows of the larger table. */
+/* Units per task: a few chunks of rows of the larger table, small enough
+ * that the last tasks even out the threads' finishing times. */
 static int64_t task_units(tpch_table_id unit_table)
 {
     switch (unit_table) {
     case TPCH_PART:
-        return 32768; /* a part chunk, 32768 rows, and two partsupp chunks: enough tasks for all
-                         threads */
+        return 32768; /* a part chunk, 32768 rows, and two partsupp chunks */
     case TPCH_ORDERS:
         return 65536;
     default:
-        return 4 * (int64_t)STO_CHUNK_ROWS;
+        return 32768;
     }
 }
 
-/* Generates one unit table's tables; appends them all or none. */
-static sto_status gen_pass(const tpch_gen *g, tpch_table_id unit_table, unsigned tables, int parts,
-                           int part, int threads, sto_table *const targets[],
-                           const atomic_int *cancel)
+/* The unit tables in the order their tasks are handed out: the costliest
+ * per unit first, so the cheap ones fill the gaps at the end. */
+static const tpch_table_id unit_order[] = {TPCH_ORDERS,   TPCH_PART,   TPCH_CUSTOMER,
+                                           TPCH_SUPPLIER, TPCH_NATION, TPCH_REGION};
+
+/* The tasks for the tables of `tables`, one unit table after another. */
+static sto_status plan_tasks(const tpch_gen *g, unsigned tables, int parts, int part, job *j)
 {
-    int64_t first = 0, last = tpch_gen_units(g, unit_table);
-    if (unit_table != TPCH_NATION && unit_table != TPCH_REGION)
-        tpch_split_units(last, parts, part, &first, &last);
-    int64_t per = task_units(unit_table);
-    int64_t ntasks = (last - first + per - 1) / per;
+    int64_t count = 0;
+    for (int pass = 0; pass < 2; pass++) {
+        for (size_t u = 0; u < sizeof(unit_order) / sizeof(unit_order[0]); u++) {
+            tpch_table_id unit = unit_order[u];
+            unsigned mask = 0;
+            for (int t = 0; t < TPCH_TABLE_COUNT; t++)
+                if ((tables & TPCH_BIT(t)) &&
+                    tpch_table_info_get((tpch_table_id)t)->unit_table == unit)
+                    mask |= TPCH_BIT(t);
+            if (!mask) continue;
+            int64_t first = 0, last = tpch_gen_units(g, unit);
+            if (unit != TPCH_NATION && unit != TPCH_REGION)
+                tpch_split_units(last, parts, part, &first, &last);
+            for (int64_t f = first, per = task_units(unit); f < last; f += per, count++) {
+                if (pass == 0) continue;
+                task *k = &j->tasks[count];
+                k->tables = mask;
+                k->first = f;
+                k->last = f + per < last ? f + per : last;
+            }
+        }
+        if (pass == 0) {
+            if (count > INT32_MAX) return sto_error_oom();
+            j->tasks = calloc(count > 0 ? (size_t)count : 1, sizeof(task));
+            if (!j->tasks) return sto_error_oom();
+            j->ntasks = (int)count;
+            count = 0;
+        }
+    }
+    return NULL;
+}
+
+/* Generates the tables of `tables` with all threads taking tasks from one
+ * list, then appends every table's chunks in task order: all or none. */
+static sto_status gen_all(const tpch_gen *g, unsigned tables, int parts, int part, int threads,
+                          sto_table *const targets[], const atomic_int *cancel, bool point_text)
+{
     job j;
     memset(&j, 0, sizeof(j));
     j.g = g;
-    j.tables = tables;
     j.targets = targets;
     j.cancel = cancel;
+    j.point_text = point_text;
     for (int t = 0; t < TPCH_TABLE_COUNT; t++)
         if (tables & TPCH_BIT(t)) plan_table((tpch_table_id)t, targets[t], &j.plans[t]);
-    j.ntasks = (int)ntasks;
-    j.tasks = calloc(ntasks > 0 ? (size_t)ntasks : 1, sizeof(task));
-    if (!j.tasks) return sto_error_oom();
-    for (int i = 0; i < j.ntasks; i++) {
-        j.tasks[i].first = first + i * per;
-        j.tasks[i].last = j.tasks[i].first + per < last ? j.tasks[i].first + per : last;
-    }
+    STO_TRY(plan_tasks(g, tables, parts, part, &j));
     pthread_mutex_init(&j.lock, NULL);
     pthread_t tid[256];
     int started = 0;
@@ -496,7 +593,8 @@ static sto_status gen_pass(const tpch_gen *g, tpch_table_id unit_table, unsigned
         pthread_join(tid[i], NULL);
     pthread_mutex_destroy(&j.lock);
 
-    /* all chunks of a table in task order, appended in one step */
+    /* all chunks of a table in task order, appended in one step per table;
+     * a failure after some tables took theirs is undone by the caller */
     sto_status st = j.error;
     for (int t = 0; !st && t < TPCH_TABLE_COUNT; t++) {
         if (!(tables & TPCH_BIT(t))) continue;
@@ -531,10 +629,34 @@ sto_status tpch_gen_tables_cancelable(const tpch_gen *g, unsigned tables, int pa
                                       int threads, sto_table *const targets[TPCH_TABLE_COUNT],
                                       const atomic_int *cancel)
 {
-    if (parts < 1) parts = 1;
+    tpch_tables_options opt = {parts, part, threads, cancel, TPCH_TEXT_AUTO};
+    return tpch_gen_tables_with(g, tables, &opt, targets);
+}
+
+/* Whether comments point into the pool: TPCH_TEXT_AUTO does when copying
+ * them would take at least half as much memory as the pool. Copying writes
+ * every byte again, to fresh memory, while the pool is already built;
+ * small tables copy, so as not to hold 300 MiB for a few MiB of text. */
+static bool point_at_text(const tpch_gen *g, unsigned tables, int parts, tpch_text_mode mode)
+{
+    if (mode != TPCH_TEXT_AUTO) return mode == TPCH_TEXT_POINT;
+    double text_bytes = 0;
+    for (int t = 0; t < TPCH_TABLE_COUNT; t++)
+        if (tables & TPCH_BIT(t))
+            text_bytes +=
+                tpch_text_bytes_per_unit((tpch_table_id)t) *
+                (double)tpch_gen_units(g, tpch_table_info_get((tpch_table_id)t)->unit_table) /
+                parts;
+    return text_bytes >= TPCH_TEXT_POOL_SIZE / 2;
+}
+
+sto_status tpch_gen_tables_with(const tpch_gen *g, unsigned tables, const tpch_tables_options *opt,
+                                sto_table *const targets[TPCH_TABLE_COUNT])
+{
+    int parts = opt->parts < 1 ? 1 : opt->parts, part = opt->part;
     if (part < 1 || part > parts)
         return sto_error(STO_INVALID_PARAMETER_VALUE, "part %d is outside 1..%d", part, parts);
-    if (threads < 1) threads = 1;
+    int threads = opt->threads < 1 ? 1 : opt->threads;
     for (int t = 0; t < TPCH_TABLE_COUNT; t++) {
         if (!(tables & TPCH_BIT(t))) continue;
         if (!targets[t])
@@ -542,20 +664,13 @@ sto_status tpch_gen_tables_cancelable(const tpch_gen *g, unsigned tables, int pa
                              tpch_table_info_get((tpch_table_id)t)->name);
         STO_TRY(check_schema(targets[t], (tpch_table_id)t));
     }
-    /* Tables already filled stay filled if a later pass fails; note their
+    /* Tables filled before a later append fails stay filled; note their
      * row counts so a failure undoes everything. */
     uint64_t before[TPCH_TABLE_COUNT] = {0};
     for (int t = 0; t < TPCH_TABLE_COUNT; t++)
         if (tables & TPCH_BIT(t)) before[t] = sto_table_rows(targets[t]);
-    sto_status st = NULL;
-    for (int u = 0; u < TPCH_TABLE_COUNT && !st; u++) {
-        unsigned pass = 0;
-        for (int t = 0; t < TPCH_TABLE_COUNT; t++)
-            if ((tables & TPCH_BIT(t)) &&
-                (int)tpch_table_info_get((tpch_table_id)t)->unit_table == u)
-                pass |= TPCH_BIT(t);
-        if (pass) st = gen_pass(g, (tpch_table_id)u, pass, parts, part, threads, targets, cancel);
-    }
+    sto_status st = gen_all(g, tables, parts, part, threads, targets, opt->cancel,
+                            point_at_text(g, tables, parts, opt->text));
     if (st)
         for (int t = 0; t < TPCH_TABLE_COUNT; t++)
             if (tables & TPCH_BIT(t)) sto_table_truncate(targets[t], before[t]);

@@ -12,8 +12,9 @@
  * Chunks arrive sealed: their statistics (min/max, distinct sketches) are
  * gathered while rows are written, equal to what sto_chunk_seal computes
  * but without a second pass over the data. Strings from fixed lists are
- * stored once per chunk; column memory is backed a window of rows ahead of
- * the writer (see gen_table.c).
+ * stored once per chunk; comments of big tables point into the generator's
+ * text pool, which the chunks keep alive; column memory is backed a window
+ * of rows ahead of the writer (see gen_table.c).
  */
 #ifndef RACKDB_TPCH_GEN_TABLE_H
 #define RACKDB_TPCH_GEN_TABLE_H
@@ -41,5 +42,25 @@ sto_status tpch_gen_tables(const tpch_gen *g, unsigned tables, int parts, int pa
 sto_status tpch_gen_tables_cancelable(const tpch_gen *g, unsigned tables, int parts, int part,
                                       int threads, sto_table *const targets[TPCH_TABLE_COUNT],
                                       const atomic_int *cancel);
+
+/* How comments are stored. Pointing into the generator's 300 MiB text pool
+ * saves writing every comment byte again to fresh memory, but each chunk
+ * then keeps the pool alive (past tpch_gen_free) until it is freed. */
+typedef enum tpch_text_mode {
+    TPCH_TEXT_AUTO,  /* point when the copies would take half the pool or more */
+    TPCH_TEXT_COPY,  /* copy into the chunks' string heaps */
+    TPCH_TEXT_POINT, /* point into the pool */
+} tpch_text_mode;
+
+typedef struct tpch_tables_options {
+    int parts, part; /* dbgen's -C/-S; 1, 1 = all */
+    int threads;
+    const atomic_int *cancel; /* NULL: not cancelable */
+    tpch_text_mode text;
+} tpch_tables_options;
+
+/* tpch_gen_tables with every option. */
+sto_status tpch_gen_tables_with(const tpch_gen *g, unsigned tables, const tpch_tables_options *opt,
+                                sto_table *const targets[TPCH_TABLE_COUNT]);
 
 #endif

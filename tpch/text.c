@@ -342,6 +342,7 @@ sto_status tpch_text_pool_build(int threads, tpch_text_pool **out)
     grammar *g = malloc(sizeof(*g));
     piece *pieces = calloc((size_t)threads, sizeof(*pieces));
     sto_status st = NULL;
+    if (pool) atomic_init(&pool->refs, 1);
     if (!pool || !g || !pieces) goto oom;
     pool->size = TPCH_TEXT_POOL_SIZE;
     pool->mapped = slot * (size_t)threads + ((size_t)1 << 20);
@@ -409,9 +410,16 @@ done:
     return NULL;
 }
 
+void tpch_text_pool_retain(tpch_text_pool *pool)
+{
+    atomic_fetch_add_explicit(&pool->refs, 1, memory_order_relaxed);
+}
+
 void tpch_text_pool_free(tpch_text_pool *pool)
 {
     if (!pool) return;
+    /* the last reference sees every other holder's writes before freeing */
+    if (atomic_fetch_sub_explicit(&pool->refs, 1, memory_order_acq_rel) != 1) return;
     if (pool->bytes) munmap(pool->bytes, pool->mapped);
     free(pool);
 }

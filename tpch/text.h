@@ -24,6 +24,7 @@
 #ifndef RACKDB_TPCH_TEXT_H
 #define RACKDB_TPCH_TEXT_H
 
+#include <stdatomic.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -35,11 +36,18 @@
 typedef struct tpch_text_pool {
     char *bytes; /* TPCH_TEXT_POOL_SIZE bytes, not NUL-terminated */
     int64_t size;
-    size_t mapped; /* bytes of the mapping behind `bytes` */
+    size_t mapped;   /* bytes of the mapping behind `bytes` */
+    atomic_int refs; /* the generator's, and one per chunk pointing into it */
 } tpch_text_pool;
 
-/* Builds the pool with up to `threads` threads (>= 1). */
+/* Builds the pool with up to `threads` threads (>= 1), holding one
+ * reference. */
 sto_status tpch_text_pool_build(int threads, tpch_text_pool **out);
+
+/* Another reference, for whatever keeps pointers into the bytes. */
+void tpch_text_pool_retain(tpch_text_pool *pool);
+
+/* Drops a reference; the last one frees the pool. */
 void tpch_text_pool_free(tpch_text_pool *pool);
 
 /* Builds the first `size` bytes of the pool one sentence after another, the

@@ -292,6 +292,22 @@ sto_status mux_recv(mux_ctx *x, int worker, uint32_t id, mux_msg **out)
     }
 }
 
+sto_status mux_recv_for(mux_ctx *x, int worker, uint32_t id, int wait_ms, mux_msg **out,
+                        bool *pending)
+{
+    *out = NULL;
+    *pending = false;
+    if (worker < 0 || worker >= x->cfg.workers)
+        return sto_error(STO_INVALID_PARAMETER_VALUE, "worker %d of %d", worker, x->cfg.workers);
+    mux_xq *q = mux_xset_get(x->exchanges, id);
+    if (!q) return sto_error_oom();
+    if (atomic_load(&x->failed)) return mux_error(x);
+    if (mux_xq_take(q, worker_node(x, worker), wait_ms, &x->failed, out) >= 0) return STO_OK;
+    if (atomic_load(&x->failed)) return mux_error(x);
+    *pending = true;
+    return STO_OK;
+}
+
 /* ---- multiplexer thread: queues and credits -------------------------------- */
 
 static bool sendq_push(sendq *q, qent e)
@@ -926,6 +942,11 @@ int mux_rank(const mux_ctx *x)
 int mux_size(const mux_ctx *x)
 {
     return x->n;
+}
+
+int mux_workers(const mux_ctx *x)
+{
+    return x->cfg.workers;
 }
 
 const char *mux_transport_name(const mux_ctx *x)

@@ -113,6 +113,12 @@ sto_status mux_exchange_done(mux_ctx *x, int worker, uint32_t id);
  * mux_msg_release), or *out = NULL once every server's stream has ended. */
 sto_status mux_recv(mux_ctx *x, int worker, uint32_t id, mux_msg **out);
 
+/* As mux_recv, but gives up after about wait_ms: then *out = NULL and
+ * *pending = true (the stream has not ended), so a waiting thread can look
+ * at other things (a cancel flag) between waits. */
+sto_status mux_recv_for(mux_ctx *x, int worker, uint32_t id, int wait_ms, mux_msg **out,
+                        bool *pending);
+
 /* Fails the multiplexer here and on every other server with `reason`. */
 void mux_abort(mux_ctx *x, const char *reason);
 
@@ -121,6 +127,7 @@ sto_status mux_error(mux_ctx *x);
 
 int mux_rank(const mux_ctx *x);
 int mux_size(const mux_ctx *x);
+int mux_workers(const mux_ctx *x); /* the configured worker count */
 const char *mux_transport_name(const mux_ctx *x);
 void mux_get_stats(mux_ctx *x, mux_stats *out);
 

@@ -866,8 +866,16 @@ static void test_like(void)
         "abcdefghijklm",
         "xxspecialxxrequestsxx",
         "specialrequests",
+        /* needles that overlap themselves or each other */
+        "aaa",
+        "aaaa",
+        "aba",
+        "abba",
+        /* longer than the 32-byte search blocks: "special" straddles the
+         * first block's end, "requests" ends the string */
+        "0123456789012345678901234specialxx0123456789012345678901234requests",
     };
-    enum { N = 20 };
+    enum { N = 25 };
     static const char *const patterns[] = {
         "PROMO%",
         "%BRASS",
@@ -891,15 +899,21 @@ static void test_like(void)
         "g%n",
         "__",
         "%special%requests",
+        "%aa%aa%",
+        "%ab%ba%",
+        "a%%b",
+        "%%",
+        "%requests",
+        "%aaa%",
     };
-    enum { NP = 22 };
+    enum { NP = 28 };
     env v;
     env_init(&v, jit, N);
     sto_str *s = sql_arena_alloc(v.arena, sizeof(sto_str) * N);
     for (int i = 0; i < N; i++)
         s[i] = make_str(&v, subjects[i], i % 2 == 1);
-    sql_bexpr *cs = column(&v, T_STR, s, "...................n");
-    const char *nulls = "...................n";
+    sql_bexpr *cs = column(&v, T_STR, s, "........................n");
+    const char *nulls = "........................n";
     for (int p = 0; p < NP; p++) {
         int64_t want[N], not_want[N];
         for (int i = 0; i < N; i++) {
@@ -912,22 +926,43 @@ static void test_like(void)
                     nulls);
     }
     /* a few by hand, so the reference is checked too */
-    expect_ints(&v, FN(&v, SQL_FUNC_LIKE, T_BOOL, 2, cs, k_str(&v, "%special%requests%")),
-                ((int64_t[]){0, 0, 0, 0, 0, 0, 0, 0, 0, 1, 1, 0, 0, 0, 0, 0, 0, 0, 1, 1}), nulls);
-    expect_ints(&v, FN(&v, SQL_FUNC_LIKE, T_BOOL, 2, cs, k_str(&v, "a\\%b")),
-                ((int64_t[]){0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1, 0, 0, 0, 0, 0}), nulls);
+    expect_ints(
+        &v, FN(&v, SQL_FUNC_LIKE, T_BOOL, 2, cs, k_str(&v, "%special%requests%")),
+        ((int64_t[]){0, 0, 0, 0, 0, 0, 0, 0, 0, 1, 1, 0, 0, 0, 0, 0, 0, 0, 1, 1, 0, 0, 0, 0, 1}),
+        nulls);
+    expect_ints(
+        &v, FN(&v, SQL_FUNC_LIKE, T_BOOL, 2, cs, k_str(&v, "a\\%b")),
+        ((int64_t[]){0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0}),
+        nulls);
+    /* the pieces of a pattern may not share bytes: "aaa" holds no two "aa" */
+    expect_ints(
+        &v, FN(&v, SQL_FUNC_LIKE, T_BOOL, 2, cs, k_str(&v, "%aa%aa%")),
+        ((int64_t[]){0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1, 0, 0, 0}),
+        nulls);
+    expect_ints(
+        &v, FN(&v, SQL_FUNC_LIKE, T_BOOL, 2, cs, k_str(&v, "%ab%ba%")),
+        ((int64_t[]){0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1, 0}),
+        nulls);
     /* ESCAPE '!' and an empty ESCAPE */
-    expect_ints(&v, FN(&v, SQL_FUNC_LIKE, T_BOOL, 3, cs, k_str(&v, "a!_c"), k_str(&v, "!")),
-                ((int64_t[]){0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1, 0, 0, 0, 0}), nulls);
+    expect_ints(
+        &v, FN(&v, SQL_FUNC_LIKE, T_BOOL, 3, cs, k_str(&v, "a!_c"), k_str(&v, "!")),
+        ((int64_t[]){0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0}),
+        nulls);
     expect_ints(&v, FN(&v, SQL_FUNC_LIKE, T_BOOL, 3, cs, k_str(&v, "a\\%b"), k_str(&v, "")),
                 ((int64_t[N]){0}), nulls);
     /* ILIKE and a pattern from a column take the general matcher */
-    expect_ints(&v, FN(&v, SQL_FUNC_ILIKE, T_BOOL, 2, cs, k_str(&v, "%BRUSHED%")),
-                ((int64_t[]){0, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0}), nulls);
-    expect_ints(&v, FN(&v, SQL_FUNC_NOT_ILIKE, T_BOOL, 2, cs, k_str(&v, "promo%")),
-                ((int64_t[]){1, 0, 0, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 0}), nulls);
-    expect_ints(&v, FN(&v, SQL_FUNC_LIKE, T_BOOL, 2, k_str(&v, "abc"), cs),
-                ((int64_t[]){0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1, 1, 0, 0, 0}), nulls);
+    expect_ints(
+        &v, FN(&v, SQL_FUNC_ILIKE, T_BOOL, 2, cs, k_str(&v, "%BRUSHED%")),
+        ((int64_t[]){0, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0}),
+        nulls);
+    expect_ints(
+        &v, FN(&v, SQL_FUNC_NOT_ILIKE, T_BOOL, 2, cs, k_str(&v, "promo%")),
+        ((int64_t[]){1, 0, 0, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1}),
+        nulls);
+    expect_ints(
+        &v, FN(&v, SQL_FUNC_LIKE, T_BOOL, 2, k_str(&v, "abc"), cs),
+        ((int64_t[]){0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1, 1, 0, 0, 0, 0, 0, 0, 0, 0}),
+        nulls);
     /* a pattern ending in the escape character */
     expect_error(&v, FN(&v, SQL_FUNC_LIKE, T_BOOL, 2, cs, k_str(&v, "abc\\")),
                  STO_INVALID_ESCAPE_SEQUENCE, 0);

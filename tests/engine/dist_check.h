@@ -101,9 +101,10 @@ static char *dc_next_select(rackdb_session *s, const char **p, int *bad)
     return NULL;
 }
 
-/* A multiplexer for rank `rank` of the cluster text; workers = 2 as
- * eng_dist_run needs. */
-static sto_status dc_mux(const char *cluster_text, int rank, mux_cluster *cluster, mux_ctx **out)
+/* A multiplexer for rank `rank` of the cluster text with `workers`
+ * workers (eng_dist_mux_workers: every pool thread streams). */
+static sto_status dc_mux_sized(const char *cluster_text, int rank, int workers, size_t msg_size,
+                               size_t pool_msgs, mux_cluster *cluster, mux_ctx **out)
 {
     STO_TRY(mux_cluster_parse(cluster_text, cluster));
     mux_config cfg;
@@ -111,13 +112,21 @@ static sto_status dc_mux(const char *cluster_text, int rank, mux_cluster *cluste
     cfg.cluster = cluster;
     cfg.rank = rank;
     cfg.transport = MUX_TRANSPORT_TCP;
-    cfg.workers = 2;
-    cfg.pool_msgs = 16;
-    cfg.recv_credits = 8;
+    cfg.workers = workers;
+    cfg.msg_size = msg_size;
+    cfg.pool_msgs = pool_msgs;
+    cfg.recv_credits = pool_msgs / 2 ? (int)(pool_msgs / 2) : 1;
     cfg.numa_nodes = 1;
     cfg.connect_timeout_ms = 20000;
     cfg.peer_timeout_ms = 20000;
     return mux_create(&cfg, out);
+}
+
+/* The same with 512 KiB messages, 16 per pool. */
+static sto_status dc_mux(const char *cluster_text, int rank, int workers, mux_cluster *cluster,
+                         mux_ctx **out)
+{
+    return dc_mux_sized(cluster_text, rank, workers, 512u << 10, 16, cluster, out);
 }
 
 #endif

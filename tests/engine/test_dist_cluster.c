@@ -9,8 +9,10 @@
  * (eng_dist_run) over the multiplexer; rank 0, the coordinator, compares
  * the gathered rows with the official answers. Each rank prints the bytes
  * its multiplexer sent per query. Then a table only rank 0 has: the others
- * scan it as empty. A rank that hangs is killed after a bounded time and
- * fails the test.
+ * scan it as empty; and queries over the replicated nation and region. A
+ * rank that hangs is killed after a bounded time and fails the test.
+ * Faults: a server that dies mid-query, and a worker that fails
+ * mid-exchange on one server.
  */
 #include <errno.h>
 #include <signal.h>
@@ -183,7 +185,9 @@ static bool rank_open(int rank, int n, const char *cluster_text, rackdb **db, ra
         return false;
     }
     rackdb_result_free(r);
-    sto_status st = dc_mux(cluster_text, rank, cluster, mux);
+    int workers = 0;
+    sto_status st = eng_dist_mux_workers(*db, &workers);
+    if (!st) st = dc_mux(cluster_text, rank, workers, cluster, mux);
     if (st) {
         fprintf(stderr, "rank %d mux: %s\n", rank, st->message);
         sto_status_free(st);
@@ -229,10 +233,24 @@ static int run_rank(int rank, int n, const char *cluster_text, const int *to, in
         /* above the gather only the coordinator computes: elsewhere the
          * count would be 0 and the division fail */
         failed += coordinate_only0(s, mux, n, to, 102, "SELECT 12 / count(*) FROM only0", "4");
+        /* nation and region are replicated (every rank has them whole):
+         * counted once, joined where they are, and a LEFT JOIN keeping
+         * the replicated side */
+        failed += coordinate_only0(s, mux, n, to, 103,
+                                   "SELECT count(*), sum(n_regionkey) FROM nation", "25|50");
+        failed += coordinate_only0(s, mux, n, to, 104,
+                                   "SELECT r_name, count(*) FROM region, nation, supplier "
+                                   "WHERE r_regionkey = n_regionkey AND n_nationkey = s_nationkey "
+                                   "GROUP BY r_name ORDER BY r_name",
+                                   "AFRICA|21\nAMERICA|20\nASIA|27\nEUROPE|20\nMIDDLE EAST|12");
+        failed += coordinate_only0(s, mux, n, to, 105,
+                                   "SELECT n_name, count(s_suppkey) FROM nation LEFT JOIN supplier "
+                                   "ON s_nationkey = n_nationkey AND s_acctbal > 9000 "
+                                   "GROUP BY n_name ORDER BY 2 DESC, 1 LIMIT 2",
+                                   "ALGERIA|1\nBRAZIL|1");
     } else {
-        failed += follow(db, s, mux, from, 100) != 0;
-        failed += follow(db, s, mux, from, 101) != 0;
-        failed += follow(db, s, mux, from, 102) != 0;
+        for (int q = 100; q <= 105; q++)
+            failed += follow(db, s, mux, from, q) != 0;
     }
     fflush(stdout);
     mux_destroy(mux);
@@ -273,6 +291,63 @@ static int run_rank_dies(int rank, int n, const char *cluster_text, const int *t
     rackdb_result_free(r);
     free(text);
     eng_dist_plan_free(plan);
+    mux_destroy(mux);
+    mux_cluster_free(&cluster);
+    rackdb_session_close(s);
+    rackdb_close(db);
+    return rc;
+}
+
+/* A worker of rank 1 fails in the middle of an exchange: only rank 1
+ * holds the lineitem rows of orders above 55000 (dbgen's chunks split the
+ * orders by key), and there the filter divides by zero after the workers
+ * have streamed rows. Rank 1 gets the division by zero; rank 0 an error
+ * naming server 1 (its abort), not a hang. Exit code 0 when both did. */
+static int run_rank_worker_fails(int rank, int n, const char *cluster_text, const int *to, int from)
+{
+    rackdb *db = NULL;
+    rackdb_session *s = NULL;
+    mux_cluster cluster;
+    mux_ctx *mux = NULL;
+    if (!rank_open(rank, n, cluster_text, &db, &s, &cluster, &mux)) return 100;
+    dc_exec(s, "SET threads = 2");
+    const char *sql = "SELECT l_linenumber, count(DISTINCT l_comment) FROM lineitem "
+                      "WHERE 1 / (CASE WHEN l_orderkey > 55000 THEN 0 ELSE 1 END) = 1 "
+                      "GROUP BY l_linenumber";
+    sql_plan *plan = NULL;
+    sto_status st = STO_OK;
+    int rc = 1;
+    if (rank == 0) {
+        int unsent = 0;
+        st = ship_plan(s, n, to, sql, true, &plan, &unsent);
+        rackdb_result *r = NULL;
+        if (!st && !unsent) st = eng_dist_run(s, mux, plan, 7, 0, &r);
+        if (st) fprintf(stderr, "rank 0 got: %s\n", st->message);
+        rc = st && strstr(st->message, "server 1") ? 0 : 2;
+        rackdb_result_free(r);
+        eng_dist_plan_free(plan);
+    } else {
+        uint64_t len = 0;
+        uint8_t *bytes = NULL;
+        if (read_all(from, &len, 8) && len && (bytes = malloc(len)) && read_all(from, bytes, len))
+            st = sql_plan_decode(bytes, len, lookup, db, &plan);
+        else
+            st = sto_error(STO_INTERNAL_ERROR, "no plan from rank 0");
+        eng_dist_stats ds;
+        memset(&ds, 0, sizeof(ds));
+        rackdb_result *r = NULL;
+        if (!st) {
+            st = eng_dist_run_stats(s, mux, plan, 7, 0, &r, &ds);
+            if (st)
+                fprintf(stderr, "rank 1 got: %s (%llu rows streamed before)\n", st->message,
+                        (unsigned long long)ds.rows_streamed);
+            rc = st && !strcmp(st->sqlstate, STO_DIVISION_BY_ZERO) ? 0 : 3;
+        }
+        rackdb_result_free(r);
+        sql_plan_decoded_free(plan);
+        free(bytes);
+    }
+    sto_status_free(st);
     mux_destroy(mux);
     mux_cluster_free(&cluster);
     rackdb_session_close(s);
@@ -355,6 +430,12 @@ static void test_peer_dies(void)
     run_cluster_with(2, 60, run_rank_dies);
 }
 
+/* A worker failing mid-exchange fails the query on every server. */
+static void test_worker_fails(void)
+{
+    run_cluster_with(2, 60, run_rank_worker_fails);
+}
+
 static void test_two_servers(void)
 {
     run_cluster(2, 240);
@@ -371,5 +452,6 @@ int main(void)
     RUN(test_two_servers);
     RUN(test_three_servers);
     RUN(test_peer_dies);
+    RUN(test_worker_fails);
     return TEST_REPORT();
 }

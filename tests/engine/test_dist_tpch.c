@@ -254,6 +254,176 @@ static void test_cancel(void)
     eng_dist_plan_free(plan);
 }
 
+/* Runs sql as a plan for two servers on m; *got is the result or NULL. */
+static sto_status run_on(mux_ctx *m, const char *sql, uint32_t qid, rackdb_result **got,
+                         eng_dist_stats *stats)
+{
+    sql_plan *plan = NULL;
+    *got = NULL;
+    memset(stats, 0, sizeof(*stats));
+    sto_status st = eng_dist_plan(sess, sql, 2, &plan);
+    if (!st) st = eng_dist_run_stats(sess, m, plan, qid, 0, got, stats);
+    eng_dist_plan_free(plan);
+    return st;
+}
+
+/* Streaming exchanges on a multiplexer whose pools hold 4 messages of
+ * 4 KiB: the shuffle below moves about 3 MB, so the workers' messages are
+ * recycled hundreds of times (a worker waits for a free one: backpressure)
+ * and the answer is still the plain executor's. The workers sent most rows
+ * while their pipeline ran. Then a worker fails in the middle of an
+ * exchange (division by zero in rows near the end of lineitem, after
+ * batches went out): the query fails with that error, and the multiplexer
+ * is failed, so any other server would stop waiting (runs last on it). */
+static void test_stream_backpressure(void)
+{
+    char text[64];
+    snprintf(text, sizeof(text), "127.0.0.1:%d\n", dc_free_port());
+    mux_cluster cl;
+    mux_ctx *small = NULL;
+    int workers = 0;
+    sto_status st = eng_dist_mux_workers(db, &workers);
+    if (!st) st = dc_mux_sized(text, 0, workers, 4096, 4, &cl, &small);
+    REQUIRE(st == NULL);
+    const char *sql = "SELECT count(*), sum(l_linenumber), max(l_comment) FROM "
+                      "(SELECT DISTINCT l_orderkey, l_linenumber, l_comment FROM lineitem) t";
+    rackdb_result *want = NULL, *got = NULL;
+    rackdb_error *e = NULL;
+    REQUIRE(rackdb_exec(sess, sql, &want, &e) == RACKDB_OK);
+    eng_dist_stats ds;
+    st = run_on(small, sql, 700, &got, &ds);
+    if (st) fprintf(stderr, "%s: %s\n", sql, st->message);
+    CHECK(st == NULL && got != NULL);
+    sto_status_free(st);
+    for (uint32_t c = 0; got && c < 3; c++)
+        CHECK_STREQ(rackdb_result_text(got, 0, c), rackdb_result_text(want, 0, c));
+    CHECK(ds.rows_received >= 60175);
+    CHECK(ds.rows_received == ds.rows_streamed + ds.rows_at_end);
+    CHECK(ds.rows_streamed > ds.rows_at_end);
+    rackdb_result_free(want);
+    rackdb_result_free(got);
+
+    const char *bad = "SELECT l_linenumber, count(DISTINCT l_comment) FROM lineitem "
+                      "WHERE 1 / (CASE WHEN l_orderkey > 55000 THEN 0 ELSE 1 END) = 1 "
+                      "GROUP BY l_linenumber";
+    st = run_on(small, bad, 701, &got, &ds);
+    CHECK(st != NULL && got == NULL);
+    if (st) CHECK_STREQ(st->sqlstate, STO_DIVISION_BY_ZERO);
+    sto_status_free(st);
+    CHECK(ds.rows_streamed > 0);
+    st = mux_error(small);
+    CHECK(st != NULL);
+    sto_status_free(st);
+    mux_destroy(small);
+    mux_cluster_free(&cl);
+}
+
+/* Replicated tables: marked in the catalog, a plan moves none of their
+ * rows. A query over them alone has no exchange at all (each server's
+ * answer is the whole answer: the coordinator's is returned, nothing is
+ * gathered and counted twice); a join with a chunked table leaves them
+ * where they are; the answers stay the plain executor's. */
+static void test_replicated(void)
+{
+    eng_catalog *c = db->catalog;
+    eng_catalog_write_lock(c);
+    CHECK(!eng_catalog_replicated(c, "nation"));
+    REQUIRE(eng_catalog_set_replicated(c, "nation", true) == NULL);
+    REQUIRE(eng_catalog_set_replicated(c, "region", true) == NULL);
+    sto_status st = eng_catalog_set_replicated(c, "no_such_table", true);
+    CHECK(st != NULL);
+    sto_status_free(st);
+    eng_catalog_unlock(c);
+    const char *alone = "SELECT r_name, count(*) FROM nation, region "
+                        "WHERE n_regionkey = r_regionkey GROUP BY r_name ORDER BY 1";
+    const char *joined = "SELECT n_name, sum(s_acctbal) FROM supplier, nation "
+                         "WHERE s_nationkey = n_nationkey GROUP BY n_name ORDER BY 1";
+    const char *queries[] = {alone, joined};
+    for (int k = 0; k < 2; k++) {
+        sql_plan *plan = NULL;
+        REQUIRE(eng_dist_plan(sess, queries[k], 3, &plan) == NULL);
+        char *text = eng_dist_explain(plan);
+        REQUIRE(text != NULL);
+        if (k == 0) CHECK(strstr(text, "EXCHANGE") == NULL);
+        /* the only exchanges move supplier's partial sums and the result */
+        if (k == 1) CHECK(strstr(text, "BROADCAST") == NULL);
+        free(text);
+        rackdb_result *want = NULL, *got = NULL;
+        rackdb_error *e = NULL;
+        REQUIRE(rackdb_exec(sess, queries[k], &want, &e) == RACKDB_OK);
+        st = eng_dist_run(sess, mux, plan, 850 + (uint32_t)k, 0, &got);
+        CHECK(st == NULL && got != NULL);
+        sto_status_free(st);
+        if (got) {
+            CHECK_EQ_INT((int)rackdb_result_row_count(got), (int)rackdb_result_row_count(want));
+            for (uint64_t i = 0; i < rackdb_result_row_count(want); i++)
+                for (uint32_t col = 0; col < 2; col++) {
+                    char a[64];
+                    snprintf(a, sizeof(a), "%s", rackdb_result_text(want, i, col));
+                    CHECK(tc_field_matches(rackdb_result_text(got, i, col), a));
+                }
+        }
+        rackdb_result_free(want);
+        rackdb_result_free(got);
+        eng_dist_plan_free(plan);
+    }
+    /* a table replaced (CALL dbgen again, without parts) is chunked again */
+    eng_catalog_write_lock(c);
+    CHECK(eng_catalog_replicated(c, "nation"));
+    REQUIRE(eng_catalog_set_replicated(c, "nation", false) == NULL);
+    REQUIRE(eng_catalog_set_replicated(c, "region", false) == NULL);
+    eng_catalog_unlock(c);
+}
+
+/* Whether `table` of an instance opened on dir is replicated; -1 when
+ * the instance cannot be opened or has no such table. */
+static int replicated_after_open(const char *dir, const char *table, const char *sql)
+{
+    rackdb *d = NULL;
+    rackdb_session *s = NULL;
+    rackdb_error *e = NULL;
+    rackdb_result *r = NULL;
+    int rc = -1;
+    if (rackdb_open(dir, &d, &e) == RACKDB_OK && rackdb_session_open(d, &s, &e) == RACKDB_OK &&
+        (!sql || rackdb_exec(s, sql, &r, &e) == RACKDB_OK)) {
+        eng_catalog_read_lock(d->catalog);
+        if (eng_catalog_table(d->catalog, table)) rc = eng_catalog_replicated(d->catalog, table);
+        eng_catalog_unlock(d->catalog);
+    }
+    if (e) fprintf(stderr, "%s: %s\n", dir, rackdb_error_message(e));
+    rackdb_error_free(e);
+    rackdb_result_free(r);
+    if (s) rackdb_session_close(s);
+    if (d) rackdb_close(d);
+    return rc;
+}
+
+/* CALL dbgen with parts marks nation and region replicated, and an
+ * instance on a directory keeps that across a restart (a cluster server
+ * restarted on its DIR plans them as before); a dropped table's mark goes,
+ * a dbgen without parts makes them chunked again. */
+static void test_replicated_persisted(void)
+{
+    char dir[] = "/tmp/rackdb-dist-placement-XXXXXX";
+    REQUIRE(mkdtemp(dir) != NULL);
+    CHECK_EQ_INT(replicated_after_open(dir, "nation", "CALL dbgen(sf = 0.01, part = 2, parts = 3)"),
+                 1);
+    CHECK_EQ_INT(replicated_after_open(dir, "nation", NULL), 1);
+    CHECK_EQ_INT(replicated_after_open(dir, "region", NULL), 1);
+    CHECK_EQ_INT(replicated_after_open(dir, "orders", NULL), 0);
+    CHECK_EQ_INT(replicated_after_open(dir, "nation", "INSERT INTO region SELECT * FROM region"),
+                 1);
+    CHECK_EQ_INT(replicated_after_open(dir, "region", NULL), 1);
+    CHECK_EQ_INT(replicated_after_open(dir, "nation", "DROP TABLE region"), 1);
+    CHECK_EQ_INT(replicated_after_open(dir, "nation", "CREATE TABLE region (r INTEGER)"), 1);
+    CHECK_EQ_INT(replicated_after_open(dir, "region", NULL), 0);
+    CHECK_EQ_INT(replicated_after_open(dir, "nation", "CALL dbgen(sf = 0.01)"), 0);
+    CHECK_EQ_INT(replicated_after_open(dir, "nation", NULL), 0);
+    char cmd[128];
+    snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
+    CHECK(system(cmd) == 0);
+}
+
 /* Shuffle destinations depend on key values only, not on their width. */
 static void test_dest_hash(void)
 {
@@ -285,7 +455,9 @@ int main(void)
     char cluster_text[64];
     snprintf(cluster_text, sizeof(cluster_text), "127.0.0.1:%d\n", dc_free_port());
     mux_cluster cluster;
-    sto_status st = dc_mux(cluster_text, 0, &cluster, &mux);
+    int workers = 0;
+    sto_status st = eng_dist_mux_workers(db, &workers);
+    if (!st) st = dc_mux(cluster_text, 0, workers, &cluster, &mux);
     if (st) {
         fprintf(stderr, "mux: %s\n", st->message);
         return 1;
@@ -295,6 +467,9 @@ int main(void)
     RUN(test_plan_for_three_on_one);
     RUN(test_odd_rows);
     RUN(test_exchanges_without_cluster);
+    RUN(test_replicated);
+    RUN(test_replicated_persisted);
+    RUN(test_stream_backpressure);
     RUN(test_errors);
     RUN(test_cancel);
     mux_destroy(mux);

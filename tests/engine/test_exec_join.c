@@ -50,6 +50,28 @@ static void test_inner(void)
                 "a3|a3|30");
 }
 
+/* Equalities implied by written ones (x.k = b.k AND b.k = y.k gives x.k =
+ * y.k) let the optimizer join x with y directly; the result must be the
+ * written one whatever the order: NULL keys never match, duplicates
+ * multiply, an empty table empties it, and a table with two members of
+ * one class (bb.k and bb.w) keeps their equality. */
+static void test_implied_equalities(void)
+{
+    CHECK_STREQ(Q("SELECT count(*) FROM a x, b, a y WHERE x.k = b.k AND b.k = y.k"), "9");
+    CHECK_STREQ(QS("SELECT x.v, y.v, b.w FROM a x, b, a y WHERE x.k = b.k AND b.k = y.k AND "
+                   "b.w = 30"),
+                "a3|a3|30");
+    CHECK_STREQ(Q("SELECT count(*) FROM a x, b, a y, e WHERE x.k = b.k AND b.k = y.k AND y.k = "
+                  "e.k"),
+                "0");
+    CHECK_STREQ(Q("SELECT count(*) FROM a, (SELECT k, CASE WHEN w = 20 THEN k ELSE w END AS w "
+                  "FROM b) bb WHERE a.k = bb.k AND bb.w = a.k"),
+                "2");
+    CHECK_STREQ(Q("SELECT sum(b.w) FROM a x, b, a y, b z WHERE x.k = b.k AND y.k = z.k AND b.k "
+                  "= z.k"),
+                "358");
+}
+
 static void test_nested_loop(void)
 {
     CHECK_STREQ(QS("SELECT a.v, b.w FROM a, b WHERE a.k < b.k AND b.w < 35"),
@@ -221,6 +243,7 @@ int main(void)
                          : a == 3 ? "SORT-MERGE JOIN BUILD (range partitioned, sorted)"
                                   : "HASH JOIN BUILD (shared table";
             RUN(test_inner);
+            RUN(test_implied_equalities);
             RUN(test_nested_loop);
             RUN(test_left);
             RUN(test_right_full);

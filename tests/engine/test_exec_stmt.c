@@ -325,7 +325,7 @@ static void test_settings(void)
     CHECK_STREQ(rackdb_result_column_name(r, 1), "setting");
     CHECK_STREQ(rackdb_result_column_type(r, 1), "VARCHAR");
     CHECK_EQ_INT(rackdb_result_column_oid(r, 1), 1043);
-    CHECK_EQ_INT(rackdb_result_row_count(r), 3);
+    CHECK_EQ_INT(rackdb_result_row_count(r), 5);
     CHECK_STREQ(rackdb_result_text(r, 1, 0), "join_algorithm");
     CHECK_STREQ(rackdb_result_text(r, 1, 1), "radix");
     rackdb_result_free(r);

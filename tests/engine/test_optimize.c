@@ -563,6 +563,59 @@ static void test_chain_without_cross_products(void)
     done(&o);
 }
 
+/* The smallest join containing both tables (NULL when none). */
+static const sql_lop *join_over(const sql_lop *op, const char *a, const char *b)
+{
+    if (!op || !find_get(op, a) || !find_get(op, b)) return NULL;
+    const sql_lop *l = join_over(op->left, a, b);
+    if (l) return l;
+    const sql_lop *r = join_over(op->right, a, b);
+    return r ? r : (op->kind == SQL_LOP_JOIN ? op : NULL);
+}
+
+static int count_eq(const sql_bexpr *e)
+{
+    if (!e) return 0;
+    if (e->kind == SQL_BEXPR_OP && e->op.op == SQL_OP_AND)
+        return count_eq(e->op.args[0]) + count_eq(e->op.args[1]);
+    return e->kind == SQL_BEXPR_OP && e->op.op == SQL_OP_EQ;
+}
+
+static void test_implied_equalities(void)
+{
+    /* TPC-H q05: c_nationkey = s_nationkey = n_nationkey lets customer
+     * join the one ASIA region's nations before it meets orders and
+     * lineitem, which no written equality allows. */
+    optimized o = opt("select n_name from customer, orders, lineitem, supplier, nation, region "
+                      "where c_custkey = o_custkey and l_orderkey = o_orderkey and l_suppkey = "
+                      "s_suppkey and c_nationkey = s_nationkey and s_nationkey = n_nationkey and "
+                      "n_regionkey = r_regionkey and r_name = 'ASIA'");
+    REQUIRE(o.plan);
+    CHECK_EQ_INT(count_joins(o.plan->root, SQL_JOINK_CROSS), 0);
+    CHECK(every_join_has_cond(o.plan->root));
+    const sql_lop *cn = join_over(o.plan->root, "customer", "nation");
+    REQUIRE(cn != NULL);
+    CHECK(find_get(cn, "supplier") == NULL);
+    CHECK(find_get(cn, "lineitem") == NULL);
+    /* The join that brings in supplier needs one nation key equality, not
+     * one per written or implied equality: with suppkey, two in all. */
+    const sql_lop *ls = join_over(o.plan->root, "supplier", "customer");
+    REQUIRE(ls != NULL);
+    CHECK_EQ_INT(count_eq(ls->join.cond), 2);
+    done(&o);
+    /* A written chain keeps its estimate: the implied equality adds no
+     * selectivity to a set its written ones already join. */
+    o = opt("select count(*) from customer, supplier, nation where c_nationkey = s_nationkey and "
+            "s_nationkey = n_nationkey");
+    REQUIRE(o.plan);
+    CHECK_EQ_INT(count_joins(o.plan->root, -1), 2);
+    const sql_lop *top = find_join(o.plan->root, SQL_JOINK_INNER);
+    REQUIRE(top != NULL);
+    /* 150K customers x 10K suppliers / 25 nations = 60M rows. */
+    CHECK(top->est_rows > 3e7 && top->est_rows < 1.2e8);
+    done(&o);
+}
+
 static void test_greedy_beyond_dp(void)
 {
     /* 14 relations: more than the DP takes; the greedy order must still
@@ -810,6 +863,7 @@ int main(void)
     RUN(test_pruning);
     RUN(test_chain_without_cross_products);
     RUN(test_greedy_beyond_dp);
+    RUN(test_implied_equalities);
     RUN(test_build_side_and_algorithm);
     RUN(test_estimates);
     RUN(test_assorted_queries);

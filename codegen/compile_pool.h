@@ -1,0 +1,72 @@
+/*
+ * compile_pool.h — compiling a query's pipelines ahead, on threads of their
+ * own, while earlier pipelines compile or run.
+ *
+ * A query's pipelines run one after another, and each used to be compiled
+ * just before it ran: on a machine with idle cores the query waited for
+ * every compile in turn. Most pipelines can be described (and their compile
+ * mode chosen) before the query starts, so the executor hands them to this
+ * pool at the start; its threads compile them in pipeline order, and when
+ * the query reaches a pipeline it takes the code, waiting only for what is
+ * left of that compile. A pipeline nobody has started compiling yet is
+ * compiled by the caller itself, so a query never waits behind a queue.
+ *
+ *   executor: cg_compile_submit(desc, mode) for pipelines 2..n
+ *     → pool thread: cg_pipeline_compile() (pipeline.h; the JIT is
+ *       thread-safe, jit.h) → task done
+ *   executor, at pipeline i: cg_compile_task_finish() → code (compiles it
+ *     here if still queued, else waits) → runs it
+ *   on an error: cg_compile_task_cancel() for every task not finished
+ *
+ * A task's description and everything it points to (the plan, its
+ * expressions, tables, join tables) must stay valid and unchanged until the
+ * task is finished or cancelled. One pool per engine instance serves all
+ * its queries.
+ */
+#ifndef RACKDB_CODEGEN_COMPILE_POOL_H
+#define RACKDB_CODEGEN_COMPILE_POOL_H
+
+#include <stdint.h>
+
+#include "codegen/jit.h"
+#include "codegen/pipeline.h"
+#include "storage/status.h"
+
+typedef struct cg_compile_pool cg_compile_pool;
+typedef struct cg_compile_task cg_compile_task;
+
+/* Counters a test or a monitoring view can read. */
+typedef struct cg_compile_pool_counters {
+    uint64_t by_pool;   /* tasks compiled on the pool's threads */
+    uint64_t by_caller; /* tasks the finishing caller compiled itself */
+    uint64_t cancelled; /* tasks cancelled before anyone compiled them */
+} cg_compile_pool_counters;
+
+/* Starts `threads` (at least 1) compile threads for `jit`. */
+sto_status cg_compile_pool_create(cg_jit *jit, unsigned threads, cg_compile_pool **out);
+
+/* Stops the threads and frees the pool. Every task must have been finished
+ * or cancelled. NULL-safe. */
+void cg_compile_pool_destroy(cg_compile_pool *pool);
+
+/* Queues compiling *d in `mode`; the description is copied, what it points
+ * to is not (see above). */
+sto_status cg_compile_submit(cg_compile_pool *pool, const cg_pipeline_desc *d, cg_mode mode,
+                             cg_compile_task **out);
+
+/* The mode the task compiles in. */
+cg_mode cg_compile_task_mode(const cg_compile_task *t);
+
+/* Takes the task's code into *out (compiling it on this thread when no pool
+ * thread has started it, else waiting for it) and frees the task; returns
+ * the compile's status. out->compile_us is the compile's own duration,
+ * wherever it ran. */
+sto_status cg_compile_task_finish(cg_compile_task *t, cg_pipeline_code *out);
+
+/* Drops the task: unqueues it, or waits for a running compile to end, and
+ * frees its code. NULL-safe. */
+void cg_compile_task_cancel(cg_compile_task *t);
+
+void cg_compile_pool_get_counters(cg_compile_pool *pool, cg_compile_pool_counters *out);
+
+#endif
