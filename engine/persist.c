@@ -108,91 +108,28 @@ static sto_status sync_dir(const char *dir)
     return rc == 0 ? STO_OK : io_error("fsync directory", dir);
 }
 
-sto_status eng_persist_views(const char *dir, const eng_catalog *c, const char *skip)
+/* Writes dir/name as a whole: a temporary file filled by body, fsynced,
+ * renamed over the old one, and the directory fsynced, so a crash leaves
+ * either the old file or the new one, never a torn one. */
+static sto_status write_durable(const char *dir, const char *name,
+                                void (*body)(FILE *f, const void *arg), const void *arg)
 {
-    if (!dir) return STO_OK;
-    size_t dlen = strlen(dir);
-    char *path = malloc(dlen + sizeof("/" VIEWS_FILE ".tmp"));
-    char *tmp = malloc(dlen + sizeof("/" VIEWS_FILE ".tmp"));
+    size_t len = strlen(dir) + strlen(name) + sizeof("/.tmp");
+    char *path = malloc(len), *tmp = malloc(len);
     if (!path || !tmp) {
         free(path);
         free(tmp);
         return sto_error_oom();
     }
-    sprintf(path, "%s/" VIEWS_FILE, dir);
-    sprintf(tmp, "%s/" VIEWS_FILE ".tmp", dir);
+    sprintf(path, "%s/%s", dir, name);
+    sprintf(tmp, "%s/%s.tmp", dir, name);
     sto_status st = STO_OK;
     FILE *f = fopen(tmp, "w");
     if (!f) {
         st = io_error("create", tmp);
         goto out;
     }
-    fputs("-- rackdb views, written on every change; read back at open.\n", f);
-    for (size_t i = 0; i < eng_catalog_view_count(c); i++) {
-        const eng_view *v = eng_catalog_view_at(c, i);
-        if (skip && strcmp(v->name, skip) == 0) continue;
-        fputs("CREATE VIEW ", f);
-        write_ident(f, v->name);
-        if (v->ncols) {
-            fputs(" (", f);
-            for (uint32_t k = 0; k < v->ncols; k++) {
-                if (k) fputs(", ", f);
-                write_ident(f, v->column_names[k]);
-            }
-            fputc(')', f);
-        }
-        fprintf(f, " AS %s;\n", v->sql);
-    }
-    bool ok = fflush(f) == 0 && fsync(fileno(f)) == 0;
-    if (fclose(f) != 0) ok = false;
-    if (!ok) {
-        st = io_error("write", tmp);
-        unlink(tmp);
-        goto out;
-    }
-    if (rename(tmp, path) != 0) {
-        st = io_error("rename", tmp);
-        unlink(tmp);
-        goto out;
-    }
-    st = sync_dir(dir);
-out:
-    free(path);
-    free(tmp);
-    return st;
-}
-
-/* dir/replicated: the names of the replicated tables (catalog.h), one a
- * line, so a cluster's server that restarts from its directory plans them
- * as before. A table left out (skip) or replaced by an added one (another
- * table under its name) is chunked again; one changed in place stays. */
-static sto_status write_placement(const char *dir, const eng_catalog *c, const char *skip,
-                                  size_t nadd, const char *const *add_names,
-                                  sto_table *const *add_tables)
-{
-    size_t dlen = strlen(dir);
-    char *path = malloc(dlen + sizeof("/" PLACEMENT_FILE ".tmp"));
-    char *tmp = malloc(dlen + sizeof("/" PLACEMENT_FILE ".tmp"));
-    if (!path || !tmp) {
-        free(path);
-        free(tmp);
-        return sto_error_oom();
-    }
-    sprintf(path, "%s/" PLACEMENT_FILE, dir);
-    sprintf(tmp, "%s/" PLACEMENT_FILE ".tmp", dir);
-    sto_status st = STO_OK;
-    FILE *f = fopen(tmp, "w");
-    if (!f) {
-        st = io_error("create", tmp);
-        goto out;
-    }
-    for (size_t i = 0; i < eng_catalog_table_count(c); i++) {
-        const char *name = eng_catalog_table_name(c, i);
-        bool keep = eng_catalog_replicated(c, name) && !(skip && strcmp(name, skip) == 0);
-        for (size_t k = 0; keep && k < nadd; k++)
-            keep = strcmp(add_names[k], name) != 0 || add_tables[k] == eng_catalog_table_at(c, i);
-        if (keep) fprintf(f, "%s\n", name);
-    }
+    body(f, arg);
     bool ok = fflush(f) == 0 && fsync(fileno(f)) == 0;
     if (fclose(f) != 0) ok = false;
     if (!ok || rename(tmp, path) != 0) {
@@ -205,6 +142,68 @@ out:
     free(path);
     free(tmp);
     return st;
+}
+
+typedef struct {
+    const eng_catalog *c;
+    const char *skip;
+    size_t nadd;
+    const char *const *add_names;
+    sto_table *const *add_tables;
+} catalog_file;
+
+static void views_body(FILE *f, const void *arg)
+{
+    const catalog_file *cf = arg;
+    fputs("-- rackdb views, written on every change; read back at open.\n", f);
+    for (size_t i = 0; i < eng_catalog_view_count(cf->c); i++) {
+        const eng_view *v = eng_catalog_view_at(cf->c, i);
+        if (cf->skip && strcmp(v->name, cf->skip) == 0) continue;
+        fputs("CREATE VIEW ", f);
+        write_ident(f, v->name);
+        if (v->ncols) {
+            fputs(" (", f);
+            for (uint32_t k = 0; k < v->ncols; k++) {
+                if (k) fputs(", ", f);
+                write_ident(f, v->column_names[k]);
+            }
+            fputc(')', f);
+        }
+        fprintf(f, " AS %s;\n", v->sql);
+    }
+}
+
+sto_status eng_persist_views(const char *dir, const eng_catalog *c, const char *skip)
+{
+    if (!dir) return STO_OK;
+    catalog_file cf = {.c = c, .skip = skip};
+    return write_durable(dir, VIEWS_FILE, views_body, &cf);
+}
+
+/* dir/replicated: the names of the replicated tables (catalog.h), one a
+ * line, so a cluster's server that restarts from its directory plans them
+ * as before. A table left out (skip) or replaced by an added one (another
+ * table under its name) is chunked again; one changed in place stays. */
+static void placement_body(FILE *f, const void *arg)
+{
+    const catalog_file *cf = arg;
+    for (size_t i = 0; i < eng_catalog_table_count(cf->c); i++) {
+        const char *name = eng_catalog_table_name(cf->c, i);
+        bool keep =
+            eng_catalog_replicated(cf->c, name) && !(cf->skip && strcmp(name, cf->skip) == 0);
+        for (size_t k = 0; keep && k < cf->nadd; k++)
+            keep = strcmp(cf->add_names[k], name) != 0 ||
+                   cf->add_tables[k] == eng_catalog_table_at(cf->c, i);
+        if (keep) fprintf(f, "%s\n", name);
+    }
+}
+
+static sto_status write_placement(const char *dir, const eng_catalog *c, const char *skip,
+                                  size_t nadd, const char *const *add_names,
+                                  sto_table *const *add_tables)
+{
+    catalog_file cf = {c, skip, nadd, add_names, add_tables};
+    return write_durable(dir, PLACEMENT_FILE, placement_body, &cf);
 }
 
 sto_status eng_persist_placement(const char *dir, const eng_catalog *c)
