@@ -161,6 +161,14 @@ cg_mode cg_compile_task_mode(const cg_compile_task *t)
     return t->mode;
 }
 
+bool cg_compile_task_done(cg_compile_task *t)
+{
+    pthread_mutex_lock(&t->pool->lock);
+    bool done = t->state == TASK_DONE;
+    pthread_mutex_unlock(&t->pool->lock);
+    return done;
+}
+
 /* Waits until t is DONE, compiling it here if it is still queued. While a
  * pool thread compiles t, the caller compiles the next queued task rather
  * than sleep: the queue is in pipeline order, so that is code its own query

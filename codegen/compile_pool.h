@@ -26,6 +26,7 @@
 #ifndef RACKDB_CODEGEN_COMPILE_POOL_H
 #define RACKDB_CODEGEN_COMPILE_POOL_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 #include "codegen/jit.h"
@@ -56,6 +57,10 @@ sto_status cg_compile_submit(cg_compile_pool *pool, const cg_pipeline_desc *d, c
 
 /* The mode the task compiles in. */
 cg_mode cg_compile_task_mode(const cg_compile_task *t);
+
+/* Whether the task's code is ready: cg_compile_task_finish would not wait
+ * or compile. */
+bool cg_compile_task_done(cg_compile_task *t);
 
 /* Takes the task's code into *out (compiling it on this thread when no pool
  * thread has started it, else waiting for it) and frees the task; returns

@@ -60,6 +60,11 @@ typedef struct eng_exec_env {
     /* jit_compile_ahead = off: compile each pipeline just before it runs */
     bool serial_compile;
     bool jit_cache; /* reuse code compiled before from the same IR (jit.h) */
+    /* A pipeline whose optimized code is still compiling starts with quick
+     * code and takes the optimized code between morsels once it is ready;
+     * jit_switch_after = N > 0 (tests) makes it run exactly N morsels with
+     * the quick code, then wait for the optimized code. */
+    unsigned jit_switch_after;
 } eng_exec_env;
 
 /* Figures of one pipeline, for EXPLAIN ANALYZE and timing reports. */
@@ -70,6 +75,10 @@ typedef struct eng_pipe_stats {
      * itself took, on whichever thread (codegen/compile_pool.h) */
     double compile_ms, compile_work_ms, run_ms;
     cg_mode mode;
+    /* adaptive start: morsels run with FAST code while the OPT code
+     * compiled, and whether the OPT code then took over (mode is OPT) */
+    uint64_t fast_morsels;
+    bool switched;
     unsigned workers;
     uint64_t morsels;
     unsigned ir_instructions;

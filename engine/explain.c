@@ -290,6 +290,9 @@ sto_status eng_explain_text(const eng_physical *ph, const eng_query_stats *stats
                 (unsigned long long)s->rows_in, (unsigned long long)s->rows_out, s->run_ms,
                 s->compile_ms, cg_mode_name(s->mode), s->compile_work_ms, s->workers,
                 (unsigned long long)s->morsels);
+            if (s->fast_morsels || s->switched)
+                put(&t, "  (started fast: %llu morsels, then %s)",
+                    (unsigned long long)s->fast_morsels, s->switched ? "opt" : "fast to the end");
         }
         put(&t, "\n");
         const eng_pipe_stats *st = stats && i < stats->npipes ? &stats->pipes[i] : NULL;

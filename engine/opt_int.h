@@ -117,6 +117,9 @@ int eng_opt_unnest_window(sql_plan_ctx *ctx, sql_lop **cur, eng_conj *all, uint3
 /* Makes the ids NOT NULL again where the join became an inner join. */
 void eng_opt_unpad(sql_plan_ctx *ctx, const eng_padded *padded);
 bool eng_opt_pushdown(sql_plan_ctx *ctx, sql_lop **root);
+/* COUNTs over a left join's null-supplying side are counted per join key
+ * below the join, then summed (opt_eager_agg.c). False: out of memory. */
+bool eng_opt_eager_agg(sql_plan_ctx *ctx, sql_lop **root);
 bool eng_opt_prune(sql_plan_ctx *ctx, sql_plan *plan);
 
 /* Cardinality: per-column statistics gathered from the GETs, and the

@@ -158,6 +158,8 @@ sto_status eng_optimize(sql_plan *plan, const eng_opt_settings *s)
     if (!(s->disabled & ENG_OPT_NO_PUSHDOWN) && !eng_opt_pushdown(ctx, &plan->root))
         return sto_error_oom();
     eng_opt_unpad(ctx, padded);
+    if (!(s->disabled & ENG_OPT_NO_EAGER_AGG) && !eng_opt_eager_agg(ctx, &plan->root))
+        return sto_error_oom();
     eng_card card;
     if (!eng_card_init(&card, ctx, plan->root)) return sto_error_oom();
     if (!(s->disabled & ENG_OPT_NO_JOINORDER) && !eng_opt_joinorder(&card, &plan->root))

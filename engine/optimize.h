@@ -45,6 +45,7 @@ typedef enum eng_join_algo {
 #define ENG_OPT_NO_PUSHDOWN  (1u << 2)
 #define ENG_OPT_NO_JOINORDER (1u << 3)
 #define ENG_OPT_NO_PRUNE     (1u << 4)
+#define ENG_OPT_NO_EAGER_AGG (1u << 5)
 
 /* In auto mode a join whose estimated build side has at most this many rows
  * per thread uses one shared hash table; bigger builds are radix-partitioned.

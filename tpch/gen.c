@@ -220,17 +220,6 @@ void tpch_gen_text_release(void *text)
 #define LINEITEM_TEXT 27
 #define CODE_TEXT     72
 
-double tpch_text_bytes_per_unit(tpch_table_id t)
-{
-    static const double per_unit[TPCH_TABLE_COUNT] = {
-        [TPCH_PART] = PART_TEXT,         [TPCH_PARTSUPP] = 4 * PARTSUPP_TEXT,
-        [TPCH_SUPPLIER] = SUPPLIER_TEXT, [TPCH_CUSTOMER] = CUSTOMER_TEXT,
-        [TPCH_ORDERS] = ORDERS_TEXT,     [TPCH_LINEITEM] = 4 * LINEITEM_TEXT,
-        [TPCH_NATION] = CODE_TEXT,       [TPCH_REGION] = CODE_TEXT,
-    };
-    return per_unit[t];
-}
-
 int64_t tpch_gen_units(const tpch_gen *g, tpch_table_id t)
 {
     return g->units[t];

@@ -133,10 +133,6 @@ void tpch_gen_free(tpch_gen *g);
 void *tpch_gen_text_retain(const tpch_gen *g);
 void tpch_gen_text_release(void *text);
 
-/* Comment bytes the rows of table t take per unit, on average (a sink's
- * guide to whether pointing into the pool saves memory over copying). */
-double tpch_text_bytes_per_unit(tpch_table_id t);
-
 /* Units of a table (parts for partsupp, orders for lineitem). */
 int64_t tpch_gen_units(const tpch_gen *g, tpch_table_id t);
 

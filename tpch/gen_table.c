@@ -629,25 +629,8 @@ sto_status tpch_gen_tables_cancelable(const tpch_gen *g, unsigned tables, int pa
                                       int threads, sto_table *const targets[TPCH_TABLE_COUNT],
                                       const atomic_int *cancel)
 {
-    tpch_tables_options opt = {parts, part, threads, cancel, TPCH_TEXT_AUTO};
+    tpch_tables_options opt = {parts, part, threads, cancel, TPCH_TEXT_COPY};
     return tpch_gen_tables_with(g, tables, &opt, targets);
-}
-
-/* Whether comments point into the pool: TPCH_TEXT_AUTO does when copying
- * them would take at least half as much memory as the pool. Copying writes
- * every byte again, to fresh memory, while the pool is already built;
- * small tables copy, so as not to hold 300 MiB for a few MiB of text. */
-static bool point_at_text(const tpch_gen *g, unsigned tables, int parts, tpch_text_mode mode)
-{
-    if (mode != TPCH_TEXT_AUTO) return mode == TPCH_TEXT_POINT;
-    double text_bytes = 0;
-    for (int t = 0; t < TPCH_TABLE_COUNT; t++)
-        if (tables & TPCH_BIT(t))
-            text_bytes +=
-                tpch_text_bytes_per_unit((tpch_table_id)t) *
-                (double)tpch_gen_units(g, tpch_table_info_get((tpch_table_id)t)->unit_table) /
-                parts;
-    return text_bytes >= TPCH_TEXT_POOL_SIZE / 2;
 }
 
 sto_status tpch_gen_tables_with(const tpch_gen *g, unsigned tables, const tpch_tables_options *opt,
@@ -670,7 +653,7 @@ sto_status tpch_gen_tables_with(const tpch_gen *g, unsigned tables, const tpch_t
     for (int t = 0; t < TPCH_TABLE_COUNT; t++)
         if (tables & TPCH_BIT(t)) before[t] = sto_table_rows(targets[t]);
     sto_status st = gen_all(g, tables, parts, part, threads, targets, opt->cancel,
-                            point_at_text(g, tables, parts, opt->text));
+                            opt->text == TPCH_TEXT_POINT);
     if (st)
         for (int t = 0; t < TPCH_TABLE_COUNT; t++)
             if (tables & TPCH_BIT(t)) sto_table_truncate(targets[t], before[t]);
