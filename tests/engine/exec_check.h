@@ -91,4 +91,18 @@ static const char *run_q(const char *sql, int sorted)
 #define Q(sql)  run_q(sql, 0)
 #define QS(sql) run_q(sql, 1)
 
+/* The text of EXPLAIN sql (in the shared output buffer). */
+static inline const char *explain_of(const char *sql)
+{
+    char e[4096];
+    snprintf(e, sizeof(e), "EXPLAIN %s", sql);
+    return Q(e);
+}
+
+/* Whether the plan of sql contains text. */
+static inline bool explains(const char *sql, const char *text)
+{
+    return strstr(explain_of(sql), text) != NULL;
+}
+
 #endif

@@ -37,9 +37,7 @@ static void setup(void)
 /* Whether the plan of sql sums pre-aggregated counts (the rewrite fired). */
 static int eager(const char *sql)
 {
-    char e[1024];
-    snprintf(e, sizeof(e), "EXPLAIN %s", sql);
-    return strstr(Q(e), "sum(coalesce(") != NULL;
+    return explains(sql, "sum(coalesce(");
 }
 
 #define KEY_Q                                                                                      \

@@ -36,9 +36,7 @@ static void setup(void)
 /* Whether the plan of sql reads a join's rows twice (the rewrite fired). */
 static int shared(const char *sql)
 {
-    char e[1024];
-    snprintf(e, sizeof(e), "EXPLAIN %s", sql);
-    return strstr(Q(e), "ROWS (read by more than one pipeline)") != NULL;
+    return explains(sql, "ROWS (read by more than one pipeline)");
 }
 
 #define AVG_Q                                                                                      \

@@ -39,19 +39,10 @@ static void setup(void)
 /* How many pipelines the plan of sql has. */
 static int pipelines(const char *sql)
 {
-    char e[1024];
-    snprintf(e, sizeof(e), "EXPLAIN %s", sql);
     int n = 0;
-    for (const char *p = Q(e); (p = strstr(p, "PIPELINE ")); p++)
+    for (const char *p = explain_of(sql); (p = strstr(p, "PIPELINE ")); p++)
         n++;
     return n;
-}
-
-static int explains(const char *sql, const char *text)
-{
-    char e[1024];
-    snprintf(e, sizeof(e), "EXPLAIN %s", sql);
-    return strstr(Q(e), text) != NULL;
 }
 
 #define VIEW_Q                                                                                     \
