@@ -1001,24 +1001,25 @@ static void wire_joins(const eng_physical *ph, join_rt **joins)
     }
 }
 
-/* A PARTS pipeline's input, as compile_ahead predicts it: the PARTITION
- * pipeline filling the join p reads gives the probe side's estimated size
- * (-1: no such pipeline), and its row size the entries' stride. */
-static double parts_est_rows(const eng_physical *ph, const eng_pipe *p)
+/* The PARTITION pipeline filling the partitioned join a PARTS pipeline p
+ * reads, or NULL. */
+static const eng_pipe *partition_of(const eng_physical *ph, const eng_pipe *p)
 {
     for (unsigned k = 0; k < ph->npipes; k++)
         if (ph->pipes[k].sink == ENG_SINK_PARTITION && ph->pipes[k].join_from == p->parts_from)
-            return ph->pipes[k].est_rows;
-    return -1;
+            return &ph->pipes[k];
+    return NULL;
 }
 
-static void parts_predict(const eng_physical *ph, const eng_pipe *p, join_rt *parts)
+/* A PARTS pipeline's input, as compile_ahead predicts it from its
+ * PARTITION pipeline `from`: the probe side's estimated size, the join
+ * algorithm the plan names, and the entry stride from's rows make. */
+static void parts_predict(const eng_physical *ph, const eng_pipe *p, const eng_pipe *from,
+                          join_rt *parts)
 {
     memset(parts, 0, sizeof(*parts));
     parts->sortmerge = ph->pipes[p->parts_from - 1].join_algorithm == ENG_JOIN_ALGO_SORTMERGE;
-    for (unsigned k = 0; k < ph->npipes; k++)
-        if (ph->pipes[k].sink == ENG_SINK_PARTITION && ph->pipes[k].join_from == p->parts_from)
-            parts->rj.probe.stride = eng_join_entry_stride(cg_row_bytes(ph->pipes[k].nexprs));
+    parts->rj.probe.stride = eng_join_entry_stride(cg_row_bytes(from->nexprs));
     parts->sm.probe.stride = parts->rj.probe.stride;
 }
 
@@ -1050,8 +1051,8 @@ static void compile_ahead(const eng_exec_env *env, const eng_physical *ph, ahead
             in_rows = p->source_op->values.nrows;
         else if (p->source == ENG_SOURCE_PIPE && p->input < i && !env->jit_cache)
             in_rows = p->est_rows;
-        else if (p->source == ENG_SOURCE_PARTS && !env->jit_cache)
-            in_rows = parts_est_rows(ph, p);
+        else if (p->source == ENG_SOURCE_PARTS && !env->jit_cache && partition_of(ph, p))
+            in_rows = partition_of(ph, p)->est_rows;
         else
             continue;
         /* describe() reads only count_rows of the run for these sources,
@@ -1067,8 +1068,7 @@ static void compile_ahead(const eng_exec_env *env, const eng_physical *ph, ahead
             input.row_bytes = ahead[i].row_bytes = cg_row_bytes(
                 from->sink == ENG_SINK_AGG ? from->agg.nkeys + from->agg.naggs : from->nexprs);
         } else if (p->source == ENG_SOURCE_PARTS) {
-            if (in_rows < 0) continue;
-            parts_predict(ph, p, &parts);
+            parts_predict(ph, p, partition_of(ph, p), &parts);
             ahead[i].row_bytes = parts.rj.probe.stride;
             r.radix_src = &parts;
         }
