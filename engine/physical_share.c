@@ -45,53 +45,16 @@ static bool bind_id(idmap *m, sql_colid b, sql_colid a)
     return true;
 }
 
-static bool type_eq(sto_type a, sto_type b)
+static bool mapped_col(sql_colid a, sql_colid b, const void *arg)
 {
-    return a.id == b.id && a.precision == b.precision && a.scale == b.scale && a.length == b.length;
-}
-
-static bool expr_eq(const idmap *m, const sql_bexpr *a, const sql_bexpr *b);
-
-static bool list_eq(const idmap *m, const sql_bexpr_list *a, const sql_bexpr_list *b)
-{
-    if (a->count != b->count) return false;
-    for (uint32_t i = 0; i < a->count; i++)
-        if (!expr_eq(m, a->items[i], b->items[i])) return false;
-    return true;
+    const idmap *m = arg;
+    return b < m->n && m->to[b] && m->to[b] == a;
 }
 
 /* a and b compute the same value when b's columns are read as a's. */
 static bool expr_eq(const idmap *m, const sql_bexpr *a, const sql_bexpr *b)
 {
-    if (!a || !b) return a == b;
-    if (a->kind != b->kind || !type_eq(a->type, b->type)) return false;
-    switch (a->kind) {
-    case SQL_BEXPR_CONST:
-    case SQL_BEXPR_PARAM:
-        return sql_bexpr_equal(a, b);
-    case SQL_BEXPR_COLUMN:
-        return b->column < m->n && m->to[b->column] && m->to[b->column] == a->column;
-    case SQL_BEXPR_OP:
-        return a->op.op == b->op.op && expr_eq(m, a->op.args[0], b->op.args[0]) &&
-               expr_eq(m, a->op.args[1], b->op.args[1]);
-    case SQL_BEXPR_FUNC:
-        return a->func.id == b->func.id && list_eq(m, &a->func.args, &b->func.args);
-    case SQL_BEXPR_CASE:
-        return list_eq(m, &a->case_.conds, &b->case_.conds) &&
-               list_eq(m, &a->case_.results, &b->case_.results) &&
-               expr_eq(m, a->case_.else_result, b->case_.else_result);
-    case SQL_BEXPR_CAST:
-        return expr_eq(m, a->cast.arg, b->cast.arg);
-    case SQL_BEXPR_IN_LIST:
-        return a->in_list.negated == b->in_list.negated &&
-               expr_eq(m, a->in_list.arg, b->in_list.arg) &&
-               list_eq(m, &a->in_list.list, &b->in_list.list);
-    case SQL_BEXPR_IS_NULL:
-        return a->is_null.negated == b->is_null.negated &&
-               expr_eq(m, a->is_null.arg, b->is_null.arg);
-    default:
-        return false; /* a subquery is its own */
-    }
+    return sql_bexpr_equal_as(a, b, mapped_col, m);
 }
 
 /* Does tree b make the rows tree a makes, with other column ids? Fills m

@@ -169,45 +169,55 @@ static bool value_equal(sto_type t, const sto_value *a, const sto_value *b)
     }
 }
 
-static bool list_equal(const sql_bexpr_list *a, const sql_bexpr_list *b)
+typedef bool (*same_col_fn)(sql_colid a, sql_colid b, const void *arg);
+
+static bool list_equal(const sql_bexpr_list *a, const sql_bexpr_list *b, same_col_fn same_col,
+                       const void *arg)
 {
     if (a->count != b->count) return false;
     for (uint32_t i = 0; i < a->count; i++) {
-        if (!sql_bexpr_equal(a->items[i], b->items[i])) return false;
+        if (!sql_bexpr_equal_as(a->items[i], b->items[i], same_col, arg)) return false;
     }
     return true;
 }
 
 bool sql_bexpr_equal(const sql_bexpr *a, const sql_bexpr *b)
 {
-    if (a == b) return true;
-    if (!a || !b) return false;
+    return sql_bexpr_equal_as(a, b, NULL, NULL);
+}
+
+bool sql_bexpr_equal_as(const sql_bexpr *a, const sql_bexpr *b, same_col_fn same_col,
+                        const void *arg)
+{
+    if (!a || !b) return a == b;
+    if (a == b && !same_col) return true;
     if (a->kind != b->kind || !type_equal(a->type, b->type)) return false;
     switch (a->kind) {
     case SQL_BEXPR_CONST:
         return value_equal(a->type, &a->value, &b->value);
     case SQL_BEXPR_COLUMN:
-        return a->column == b->column;
+        return same_col ? same_col(a->column, b->column, arg) : a->column == b->column;
     case SQL_BEXPR_PARAM:
         return a->param == b->param;
     case SQL_BEXPR_OP:
-        return a->op.op == b->op.op && sql_bexpr_equal(a->op.args[0], b->op.args[0]) &&
-               sql_bexpr_equal(a->op.args[1], b->op.args[1]);
+        return a->op.op == b->op.op &&
+               sql_bexpr_equal_as(a->op.args[0], b->op.args[0], same_col, arg) &&
+               sql_bexpr_equal_as(a->op.args[1], b->op.args[1], same_col, arg);
     case SQL_BEXPR_FUNC:
-        return a->func.id == b->func.id && list_equal(&a->func.args, &b->func.args);
+        return a->func.id == b->func.id && list_equal(&a->func.args, &b->func.args, same_col, arg);
     case SQL_BEXPR_CASE:
-        return list_equal(&a->case_.conds, &b->case_.conds) &&
-               list_equal(&a->case_.results, &b->case_.results) &&
-               sql_bexpr_equal(a->case_.else_result, b->case_.else_result);
+        return list_equal(&a->case_.conds, &b->case_.conds, same_col, arg) &&
+               list_equal(&a->case_.results, &b->case_.results, same_col, arg) &&
+               sql_bexpr_equal_as(a->case_.else_result, b->case_.else_result, same_col, arg);
     case SQL_BEXPR_CAST:
-        return sql_bexpr_equal(a->cast.arg, b->cast.arg);
+        return sql_bexpr_equal_as(a->cast.arg, b->cast.arg, same_col, arg);
     case SQL_BEXPR_IN_LIST:
         return a->in_list.negated == b->in_list.negated &&
-               sql_bexpr_equal(a->in_list.arg, b->in_list.arg) &&
-               list_equal(&a->in_list.list, &b->in_list.list);
+               sql_bexpr_equal_as(a->in_list.arg, b->in_list.arg, same_col, arg) &&
+               list_equal(&a->in_list.list, &b->in_list.list, same_col, arg);
     case SQL_BEXPR_IS_NULL:
         return a->is_null.negated == b->is_null.negated &&
-               sql_bexpr_equal(a->is_null.arg, b->is_null.arg);
+               sql_bexpr_equal_as(a->is_null.arg, b->is_null.arg, same_col, arg);
     case SQL_BEXPR_SUBQUERY:
         /* Two subqueries are the same only if they are the same node: each
          * one written is bound to its own subplan. */

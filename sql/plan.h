@@ -341,6 +341,12 @@ sql_bexpr *sql_bexpr_null(sql_plan_ctx *ctx, sto_type type, int pos);
 sql_bexpr *sql_bexpr_copy(sql_plan_ctx *ctx, const sql_bexpr *e);
 /* Structural equality (positions ignored): GROUP BY matching, dedup. */
 bool sql_bexpr_equal(const sql_bexpr *a, const sql_bexpr *b);
+/* The same, with columns matched by same_col(a's id, b's id, arg) instead
+ * of by id: two copies of one subplan carry different ids (the physical
+ * planner's compute-once matching). */
+bool sql_bexpr_equal_as(const sql_bexpr *a, const sql_bexpr *b,
+                        bool (*same_col)(sql_colid a, sql_colid b, const void *arg),
+                        const void *arg);
 
 /* What a walk callback tells sql_bexpr_walk to do next. */
 typedef enum sql_walk {
