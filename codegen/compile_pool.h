@@ -18,6 +18,15 @@
  *     here if still queued, else waits) → runs it
  *   on an error: cg_compile_task_cancel() for every task not finished
  *
+ * Order: pool threads take tasks first come, first served; a query queues
+ * its pipelines in the order they run, so the next code it needs is always
+ * the next a thread starts. A task whose mode rests on a guess (the size of
+ * an earlier pipeline's output) can be queued held: no pool thread starts
+ * it until its owner, knowing the size, releases it with the right mode, so
+ * no compile is spent optimizing code for an input that turns out tiny.
+ * A caller waiting for a task a pool thread is compiling fills the wait
+ * with queued FAST tasks only (compile_pool.c says why).
+ *
  * A task's description and everything it points to (the plan, its
  * expressions, tables, join tables) must stay valid and unchanged until the
  * task is finished or cancelled. One pool per engine instance serves all
@@ -55,8 +64,24 @@ void cg_compile_pool_destroy(cg_compile_pool *pool);
 sto_status cg_compile_submit(cg_compile_pool *pool, const cg_pipeline_desc *d, cg_mode mode,
                              cg_compile_task **out);
 
+/* Like cg_compile_submit, but held: pool threads leave the task alone until
+ * cg_compile_task_release; cg_compile_task_finish compiles it regardless. */
+sto_status cg_compile_submit_held(cg_compile_pool *pool, const cg_pipeline_desc *d, cg_mode mode,
+                                  cg_compile_task **out);
+
+/* Lets pool threads take a held task, compiling it in `mode`. Does nothing
+ * to a task not held or already started. */
+void cg_compile_task_release(cg_compile_task *t, cg_mode mode);
+
 /* The mode the task compiles in. */
-cg_mode cg_compile_task_mode(const cg_compile_task *t);
+cg_mode cg_compile_task_mode(cg_compile_task *t);
+
+/* Whether a thread has started compiling the task (or finished). */
+bool cg_compile_task_started(cg_compile_task *t);
+
+/* Drops the task if nobody has started it, and returns true; otherwise
+ * returns false and leaves it as it was (finish or cancel it as usual). */
+bool cg_compile_task_withdraw(cg_compile_task *t);
 
 /* Whether the task's code is ready: cg_compile_task_finish would not wait
  * or compile. */
@@ -73,5 +98,10 @@ sto_status cg_compile_task_finish(cg_compile_task *t, cg_pipeline_code *out);
 void cg_compile_task_cancel(cg_compile_task *t);
 
 void cg_compile_pool_get_counters(cg_compile_pool *pool, cg_compile_pool_counters *out);
+
+/* While paused, pool threads start no task (one they are compiling
+ * finishes); callers of cg_compile_task_finish still compile. Lets a test
+ * fix which thread compiles what. */
+void cg_compile_pool_pause(cg_compile_pool *pool, bool paused);
 
 #endif

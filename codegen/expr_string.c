@@ -95,15 +95,6 @@ static LLVMValueRef c64(cg_x *x, int64_t v)
     return cg_const_i64(x->m, v);
 }
 
-/* The low k bytes of a word, k (i64) in 0..8. */
-static LLVMValueRef byte_mask(cg_x *x, LLVMValueRef k)
-{
-    LLVMBuilderRef b = x->f->b;
-    LLVMValueRef bits = LLVMBuildShl(b, k, c64(x, 3), "");
-    LLVMValueRef m = LLVMBuildSub(b, LLVMBuildShl(b, c64(x, 1), bits, ""), c64(x, 1), "");
-    return LLVMBuildSelect(b, LLVMBuildICmp(b, LLVMIntUGE, k, c64(x, 8), ""), c64(x, -1), m, "");
-}
-
 static uint64_t byte_mask_c(uint32_t k)
 {
     return k >= 8 ? ~(uint64_t)0 : (((uint64_t)1 << (8 * k)) - 1);
@@ -114,6 +105,21 @@ static LLVMValueRef umin(cg_x *x, LLVMValueRef a, int64_t c)
     LLVMBuilderRef b = x->f->b;
     return LLVMBuildSelect(b, LLVMBuildICmp(b, LLVMIntULT, a, c64(x, c), ""), a, c64(x, c), "");
 }
+
+/* masks()'s results for lengths 0..12, m0 then m1 (a longer string keeps
+ * every bit; only its short-string path, whose result is not used, reads
+ * them) */
+#define STR_BYTE_MASK(k) ((((uint64_t)1 << (4 * (k))) << (4 * (k))) - 1) /* k in 0..8 */
+#define STR_M0(n)        (0xFFFFFFFFull | STR_BYTE_MASK((n) < 4 ? (n) : 4) << 32)
+#define STR_M1(n)        STR_BYTE_MASK((n) > 4 ? (n)-4 : 0)
+#define STR_MASKS(n)     STR_M0(n), STR_M1(n)
+static const uint64_t str_masks[2 * (STO_STR_INLINE_MAX + 1)] = {
+    STR_MASKS(0),  STR_MASKS(1),  STR_MASKS(2), STR_MASKS(3), STR_MASKS(4),
+    STR_MASKS(5),  STR_MASKS(6),  STR_MASKS(7), STR_MASKS(8), STR_MASKS(9),
+    STR_MASKS(10), STR_MASKS(11), STR_MASKS(12)};
+_Static_assert(STR_M0(3) == 0x00FFFFFFFFFFFFFFull && STR_M1(4) == 0 && STR_M1(5) == 0xFF &&
+                   STR_M1(12) == ~0ull,
+               "str_masks");
 
 /* Masks keeping what belongs to a string of length len (i64): m0 for w0
  * (length and prefix bytes), m1 for w1 (meaningful only when len <= 12). */
@@ -129,11 +135,21 @@ static void masks(cg_x *x, LLVMValueRef len, LLVMValueRef *m0, LLVMValueRef *m1)
         *m1 = LLVMConstInt(cg_i64(x->m), c1, 0);
         return;
     }
-    LLVMValueRef pre = byte_mask(x, umin(x, len, 4));
-    *m0 = LLVMBuildOr(b, c64(x, 0xFFFFFFFF), LLVMBuildShl(b, pre, c64(x, 32), ""), "");
-    LLVMValueRef rest = LLVMBuildSelect(b, LLVMBuildICmp(b, LLVMIntUGT, len, c64(x, 4), ""),
-                                        LLVMBuildSub(b, len, c64(x, 4), ""), c64(x, 0), "");
-    *m1 = byte_mask(x, umin(x, rest, 8));
+    /* two loads from a table rather than ~17 instructions of shifts and
+     * selects per string: Q10's seven-key aggregation hashes and compares
+     * five strings, and its code generation time grows with the IR */
+    LLVMTypeRef i64 = cg_i64(x->m);
+    LLVMValueRef row = LLVMBuildShl(b, umin(x, len, STO_STR_INLINE_MAX), c64(x, 1), "");
+    LLVMValueRef row1 = LLVMBuildOr(b, row, c64(x, 1), "");
+    LLVMValueRef table = cg_const_ptr(x->m, str_masks);
+    *m0 = LLVMBuildLoad2(b, i64, LLVMBuildGEP2(b, i64, table, &row, 1, ""), "");
+    *m1 = LLVMBuildLoad2(b, i64, LLVMBuildGEP2(b, i64, table, &row1, 1, ""), "");
+    /* the table never changes: stores of the pipeline cannot alias it */
+    LLVMContextRef ctx = cg_module_context(x->m);
+    unsigned kind = LLVMGetMDKindIDInContext(ctx, "invariant.load", 14);
+    LLVMValueRef empty = LLVMMetadataAsValue(ctx, LLVMMDNodeInContext2(ctx, NULL, 0));
+    LLVMSetMetadata(*m0, kind, empty);
+    LLVMSetMetadata(*m1, kind, empty);
 }
 
 static LLVMValueRef len_of(cg_x *x, LLVMValueRef w0)

@@ -18,9 +18,11 @@
  * once: a query never continues with a wrong value. The caller turns the
  * record into an sto_status with cg_error_status().
  *
- * The checks branch to small exit blocks marked cold, so the hot path pays
- * one predictable branch per checked operation. Loops (cg_loop_begin/end) keep
- * the current row index in the cg_fn, which is what the exit blocks report.
+ * The checks branch (marked cold) to the function's one exit block, which
+ * takes the kind, type and row through phis, so the hot path pays one
+ * predictable branch per checked operation and the code stays small. Loops
+ * (cg_loop_begin/end) keep the current row index in the cg_fn, which is
+ * what the exit reports.
  *
  * Runtime helpers are plain C functions in the engine. cg_extern() declares
  * one in the module and binds its name to its address; at compile time the
@@ -139,6 +141,9 @@ typedef struct cg_fn {
     LLVMValueRef err; /* the cg_error * parameter */
     LLVMValueRef row; /* i64 row index reported by checks; NULL reports -1 */
     unsigned nparams; /* parameters after err */
+    /* the shared error exit and its phis (ir.c's fail_block); NULL: none yet */
+    LLVMBasicBlockRef fail;
+    LLVMValueRef fail_kind, fail_type, fail_row;
 } cg_fn;
 
 /* Starts `int32_t name(cg_error *err, params...)` in m. The name is what

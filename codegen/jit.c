@@ -61,6 +61,13 @@ struct cg_jit {
     size_t ncache;
     uint64_t cache_clock, cache_hits, cache_misses;
 
+    /* RACKDB_JIT_STATS set when the JIT was made: one line per compile on
+     * stderr (cg_compile_stats), to see where compile time goes */
+    bool log_stats;
+    /* RACKDB_JIT_DUMP=dir: every module's IR, as built, goes to
+     * dir/<symbol>.<mode>.ll (malloc; NULL: not dumped) */
+    char *dump_dir;
+
     atomic_uint_fast64_t next_module_id;
     atomic_size_t live_code;
     atomic_uint_fast64_t compiled;
@@ -217,6 +224,13 @@ sto_status cg_jit_create(const cg_jit_options *options, cg_jit **out)
         free(jit);
         return sto_error(STO_INTERNAL_ERROR, "codegen: cannot create a mutex");
     }
+    const char *log = getenv("RACKDB_JIT_STATS");
+    jit->log_stats = log && *log && strcmp(log, "0") != 0;
+    const char *dump = getenv("RACKDB_JIT_DUMP");
+    if (dump && *dump) {
+        jit->dump_dir = malloc(strlen(dump) + 1);
+        if (jit->dump_dir) strcpy(jit->dump_dir, dump);
+    }
     atomic_init(&jit->next_module_id, 1);
     atomic_init(&jit->live_code, 0);
     atomic_init(&jit->compiled, 0);
@@ -260,6 +274,7 @@ sto_status cg_jit_destroy(cg_jit *jit)
     LLVMDisposeMessage(jit->cpu);
     LLVMDisposeMessage(jit->features);
     free(jit->data_layout);
+    free(jit->dump_dir);
     pthread_mutex_destroy(&jit->lock);
     pthread_mutex_destroy(&jit->error_lock);
     pthread_mutex_destroy(&jit->cache_lock);
@@ -481,6 +496,29 @@ static sto_status remove_tracker(cg_jit *jit, LLVMOrcResourceTrackerRef tracker)
     return err ? cg_llvm_error(err, "codegen: cannot free generated code") : STO_OK;
 }
 
+/* Writes m's IR for RACKDB_JIT_DUMP; a failure only loses the dump. */
+static void dump_module(const cg_jit *jit, cg_module *m, cg_mode mode)
+{
+    const char *fn = cg_module_fn_count(m) ? cg_module_fn_symbol(m, 0) : "module";
+    char path[4096];
+    snprintf(path, sizeof(path), "%s/%s.%s.ll", jit->dump_dir, fn, cg_mode_name(mode));
+    char *msg = NULL;
+    LLVMPrintModuleToFile(cg_module_llvm(m), path, &msg);
+    LLVMDisposeMessage(msg);
+}
+
+/* One line for RACKDB_JIT_STATS, written whole (a single fprintf), so
+ * that compiles on several threads do not mix their lines. */
+static void log_compile(const cg_compile_stats *s)
+{
+    fprintf(stderr,
+            "jit: %s ir %u obj %zu verify %lld passes %lld codegen %lld link %lld total %lld "
+            "cpu %lld us\n",
+            cg_mode_name(s->mode), s->ir_instructions, s->object_bytes, (long long)s->verify_us,
+            (long long)s->optimize_us, (long long)s->codegen_us, (long long)s->link_us,
+            (long long)s->total_us, (long long)s->cpu_us);
+}
+
 sto_status cg_jit_compile(cg_jit *jit, cg_module *m, cg_mode mode, cg_code **out)
 {
     *out = NULL;
@@ -488,7 +526,7 @@ sto_status cg_jit_compile(cg_jit *jit, cg_module *m, cg_mode mode, cg_code **out
         cg_module_destroy(m);
         return sto_error(STO_INTERNAL_ERROR, "codegen: module was built for another JIT");
     }
-    int64_t start = cg_clock_us();
+    int64_t start = cg_clock_us(), cpu_start = cg_thread_cpu_us();
     cg_code *code = NULL;
     sto_status st = new_code(jit, m, &code);
     if (st) {
@@ -498,6 +536,7 @@ sto_status cg_jit_compile(cg_jit *jit, cg_module *m, cg_mode mode, cg_code **out
     code->stats.mode = mode;
     code->stats.ir_instructions = count_instructions(cg_module_llvm(m));
 
+    if (jit->dump_dir) dump_module(jit, m, mode);
     LLVMMemoryBufferRef obj = NULL;
     st = emit_object(jit, m, mode, &code->stats, &obj);
     /* The IR is not needed any more: free its context before linking. */
@@ -517,6 +556,8 @@ sto_status cg_jit_compile(cg_jit *jit, cg_module *m, cg_mode mode, cg_code **out
         return st;
     }
     code->stats.total_us = cg_clock_us() - start;
+    code->stats.cpu_us = cg_thread_cpu_us() - cpu_start;
+    if (jit->log_stats) log_compile(&code->stats);
     atomic_init(&code->refs, 1);
     atomic_fetch_add(&jit->live_code, 1);
     atomic_fetch_add(&jit->compiled, 1);

@@ -34,6 +34,11 @@
  * shared, reference-counted, by every later request. The cache keeps
  * CG_CODE_CACHE_MAX entries and drops the least recently used first.
  *
+ * Looking inside (read when the JIT is created): RACKDB_JIT_STATS=1 in the
+ * environment makes every compile write its cg_compile_stats as one line
+ * to stderr; RACKDB_JIT_DUMP=dir writes every module's IR, as built, to
+ * dir/<prefix>pipeline.<mode>.ll.
+ *
  * The target is x86-64-v3 (AVX2, BMI2, FMA) unless native_cpu is asked for,
  * so the code runs anywhere the rest of rackdb (-march=x86-64-v3) runs,
  * valgrind included.
@@ -66,6 +71,7 @@ typedef struct cg_compile_stats {
     int64_t codegen_us;       /* IR → object code */
     int64_t link_us;          /* object → callable code in memory */
     int64_t total_us;         /* all of the above and the bookkeeping */
+    int64_t cpu_us;           /* the compiling thread's CPU time for total_us */
 } cg_compile_stats;
 
 /* Counters a test or a monitoring view can read. */

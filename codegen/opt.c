@@ -49,6 +49,13 @@ int64_t cg_clock_us(void)
     return (int64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
 }
 
+int64_t cg_thread_cpu_us(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+    return (int64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
+}
+
 sto_status cg_llvm_error(LLVMErrorRef err, const char *what)
 {
     char *msg = LLVMGetErrorMessage(err); /* consumes err */

@@ -61,6 +61,10 @@ sto_status cg_run_passes(LLVMModuleRef mod, LLVMTargetMachineRef tm, cg_mode mod
 /* A monotonic clock in microseconds, for compile-time statistics. */
 int64_t cg_clock_us(void);
 
+/* The calling thread's CPU time in microseconds: unlike the clock, not
+ * inflated when other threads share the cores. */
+int64_t cg_thread_cpu_us(void);
+
 /* An LLVM error as an sto_status (XX000, "<what>: <LLVM's message>"); consumes
  * `err`. */
 sto_status cg_llvm_error(LLVMErrorRef err, const char *what);

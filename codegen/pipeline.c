@@ -320,10 +320,11 @@ static LLVMValueRef entry_keys_equal(gen *g, LLVMValueRef e, const cg_val *vals,
 
 /* The inline look for the group (cg_sink.probe): first at the entry the
  * last row of this call went to (when the loop keeps one: rows of a group
- * often come together, q18's lineitems of an order), then at the group's
- * home slot. On a hit, stores the entry's states in `states` and jumps to
- * g->probe_done (made here); the builder is left where the slow path
- * (calling find) goes. */
+ * often come together, q18's lineitems of an order), then along the
+ * group's chain in the worker's table (find is called only for a group
+ * the table does not hold). On a hit, stores the entry's states in
+ * `states` and jumps to g->probe_done (made here); the builder is left
+ * where the slow path (calling find) goes. */
 static void probe(gen *g, LLVMValueRef hash, const cg_val *vals, const sto_type *types,
                   cg_var states)
 {
@@ -367,21 +368,41 @@ static void probe(gen *g, LLVMValueRef hash, const cg_val *vals, const sto_type 
     LLVMValueRef cap = LLVMBuildLoad2(b, i64, byte_ptr(g, b, partp, s->probe.cap_offset), "");
     LLVMBuildCondBr(b, LLVMBuildIsNull(b, slots, ""), slow, look);
 
+    /* linear probing, as the runtime's table: walk the chain until the
+     * group or an empty slot (a new group: find makes it) */
+    LLVMBasicBlockRef walk = cg_block(f, "probe.walk"), step = cg_block(f, "probe.step");
     LLVMPositionBuilderAtEnd(b, look);
-    LLVMValueRef idx = LLVMBuildAnd(b, hash, LLVMBuildSub(b, cap, cg_const_i64(m, 1), ""), "");
+    LLVMValueRef mask = LLVMBuildSub(b, cap, cg_const_i64(m, 1), "");
+    LLVMValueRef idx0 = LLVMBuildAnd(b, hash, mask, "");
+    LLVMBuildBr(b, walk);
+
+    LLVMPositionBuilderAtEnd(b, walk);
+    LLVMValueRef idx = LLVMBuildPhi(b, i64, "idx");
     LLVMValueRef e = cg_load_elem(f, ptr, slots, idx);
     LLVMBuildCondBr(b, LLVMBuildIsNull(b, e, ""), slow, check);
 
     LLVMPositionBuilderAtEnd(b, check);
     LLVMValueRef h = LLVMBuildLoad2(b, i64, e, "");
-    LLVMBuildCondBr(b, LLVMBuildICmp(b, LLVMIntEQ, h, hash, ""), keys, slow);
+    LLVMBuildCondBr(b, LLVMBuildICmp(b, LLVMIntEQ, h, hash, ""), keys, step);
 
     LLVMPositionBuilderAtEnd(b, keys);
     LLVMValueRef eq = entry_keys_equal(g, e, vals, types);
     b = f->b;
-    LLVMBuildCondBr(b, eq, hit, slow);
+    LLVMBuildCondBr(b, eq, hit, step);
+
+    LLVMPositionBuilderAtEnd(b, step);
+    LLVMValueRef next = LLVMBuildAnd(b, LLVMBuildAdd(b, idx, cg_const_i64(m, 1), ""), mask, "");
+    LLVMBuildBr(b, walk);
+    LLVMValueRef in_vals[] = {idx0, next};
+    LLVMBasicBlockRef in_blocks[] = {look, step};
+    LLVMAddIncoming(idx, in_vals, in_blocks, 2);
 
     LLVMPositionBuilderAtEnd(b, hit);
+    /* the runtime tells a table that reduces rows from one that only
+     * collects new groups by this count (engine/rt_agg.h) */
+    LLVMValueRef foundp = byte_ptr(g, b, partp, s->probe.found_offset);
+    LLVMBuildStore(b, LLVMBuildAdd(b, LLVMBuildLoad2(b, i64, foundp, ""), cg_const_i64(m, 1), ""),
+                   foundp);
     cg_var_set(f, states, byte_ptr(g, b, e, s->probe.states_offset));
     LLVMBuildBr(b, g->probe_done);
     LLVMPositionBuilderAtEnd(b, slow);
@@ -465,6 +486,45 @@ static void count(gen *g, uint32_t i)
     LLVMBuildStore(b, LLVMBuildAdd(b, c, cg_const_i64(g->m, 1), ""), p);
 }
 
+/* The semi-join filter test of engine/rt_hashtable.h (the same word and
+ * bits as eng_join_filter_word / eng_join_filter_bits) before the directory load:
+ * rows whose bits are all set go on (the builder is left there), the others
+ * to the block returned. The filter's words stay in cache where the
+ * directory does not, so most rows without a partner cost no miss. */
+static LLVMBasicBlockRef probe_filter(gen *g, uint32_t words_offset, uint32_t mask_offset,
+                                      LLVMValueRef table, LLVMValueRef hash)
+{
+    cg_fn *f = g->f;
+    cg_module *m = g->m;
+    LLVMBuilderRef b = f->b;
+    LLVMTypeRef i64 = cg_i64(m);
+    LLVMBasicBlockRef dir = cg_block(f, "probe.dir"), rejected = cg_block(f, "probe.filtered");
+    LLVMBasicBlockRef test = cg_block(f, "probe.filter");
+    /* no words: the run time found no use for the filter (a small build
+     * side), and one predictable branch is all it costs */
+    LLVMValueRef words = LLVMBuildLoad2(b, cg_ptr(m), byte_ptr(g, b, table, words_offset), "");
+    LLVMBuildCondBr(b, LLVMBuildIsNull(b, words, ""), dir, test);
+    LLVMPositionBuilderAtEnd(b, test);
+    LLVMValueRef mask = LLVMBuildLoad2(b, i64, byte_ptr(g, b, table, mask_offset), "");
+    LLVMValueRef idx = LLVMBuildAnd(
+        b,
+        LLVMBuildLShr(b, LLVMBuildMul(b, hash, cg_const_i64(m, (int64_t)0x9E3779B97F4A7C15ull), ""),
+                      cg_const_i64(m, 40), ""),
+        mask, "");
+    LLVMValueRef bits = NULL;
+    for (unsigned k = 0; k < 3; k++) {
+        LLVMValueRef pos = LLVMBuildAnd(b, LLVMBuildLShr(b, hash, cg_const_i64(m, 36 + 6 * k), ""),
+                                        cg_const_i64(m, 63), "");
+        LLVMValueRef bit = LLVMBuildShl(b, cg_const_i64(m, 1), pos, "");
+        bits = bits ? LLVMBuildOr(b, bits, bit, "") : bit;
+    }
+    LLVMValueRef w = cg_load_elem(f, i64, words, idx);
+    LLVMValueRef pass = LLVMBuildICmp(b, LLVMIntEQ, LLVMBuildAnd(b, w, bits, ""), bits, "");
+    LLVMBuildCondBr(b, pass, dir, rejected);
+    LLVMPositionBuilderAtEnd(b, dir);
+    return rejected;
+}
+
 /* A join's build sink: the row, appended with the key's hash, or as a row
  * whose key has a NULL (which never matches). */
 static sto_status sink_join(gen *g)
@@ -485,20 +545,39 @@ static sto_status sink_join(gen *g)
     cg_val *vals = calloc(s->ncols ? s->ncols : 1, sizeof(*vals));
     sto_type *types = calloc(nk ? nk : 1, sizeof(*types));
     if (!vals || !types) st = sto_error_oom();
-    for (uint32_t i = 0; !st && i < s->ncols; i++)
+    /* the key first: with a filter, a dropped row loads no other column */
+    for (uint32_t i = first; !st && i < s->ncols; i++)
         st = cg_expr_compile(f, g->d->ctx, s->exprs[i], &g->bind, &vals[i]);
+    LLVMValueRef anynull = NULL, hash = NULL;
     if (!st) {
-        LLVMValueRef anynull = NULL;
         for (uint32_t k = 0; k < nk; k++) {
             types[k] = s->exprs[first + k]->type;
             if (vals[first + k].null)
                 anynull = anynull ? LLVMBuildOr(f->b, anynull, vals[first + k].null, "")
                                   : vals[first + k].null;
         }
-        LLVMValueRef hash = nk ? cg_hash_vals(f, vals + first, types, nk) : cg_const_i64(m, 0);
+        hash = nk ? cg_hash_vals(f, vals + first, types, nk) : cg_const_i64(m, 0);
+        if (s->join_filter && nk) {
+            LLVMBasicBlockRef drop =
+                probe_filter(g, s->join_filter_offset, s->join_filter_mask_offset,
+                             cg_const_ptr(m, s->join_filter_table), hash);
+            LLVMBasicBlockRef keep = LLVMGetInsertBlock(f->b);
+            LLVMPositionBuilderAtEnd(f->b, drop);
+            LLVMBuildBr(f->b, g->next);
+            LLVMPositionBuilderAtEnd(f->b, keep);
+        }
+    }
+    for (uint32_t i = 0; !st && i < first; i++)
+        st = cg_expr_compile(f, g->d->ctx, s->exprs[i], &g->bind, &vals[i]);
+    if (!st) {
         cg_var slot = cg_var_new(f, ptr, NULL, "row");
         LLVMBasicBlockRef store = cg_block(f, "build.store");
-        if (anynull && s->join_null_keyed) {
+        if (anynull && s->join_null_keyed && s->join_filter) {
+            /* a NULL key never matches: dropped like a filtered row */
+            LLVMBasicBlockRef keyed = cg_block(f, "build.keyed");
+            LLVMBuildCondBr(f->b, anynull, g->next, keyed);
+            LLVMPositionBuilderAtEnd(f->b, keyed);
+        } else if (anynull && s->join_null_keyed) {
             hash = LLVMBuildSelect(f->b, anynull, cg_const_i64(m, 0), hash, "");
         } else if (anynull) {
             LLVMBasicBlockRef keyed = cg_block(f, "build.keyed"), nulls = cg_block(f, "build.null");
@@ -607,6 +686,7 @@ static sto_status probe_step(gen *g, uint32_t i)
     LLVMValueRef hash = nk ? cg_hash_vals(f, kv, types, nk) : cg_const_i64(m, 0);
     b = f->b;
     LLVMValueRef head, has;
+    LLVMBasicBlockRef filtered = NULL; /* where rows the filter rejects go */
     if (p->lookup) {
         LLVMValueRef fn = NULL;
         st = cg_extern(m, "cg_pipeline_join_lookup",
@@ -621,6 +701,9 @@ static sto_status probe_step(gen *g, uint32_t i)
             p->table_in_state
                 ? LLVMBuildLoad2(b, ptr, byte_ptr(g, b, g->wstate, p->table_state_offset), "")
                 : cg_const_ptr(m, p->table);
+        if (p->filter && !p->table_in_state)
+            filtered = probe_filter(g, p->filter_offset, p->filter_mask_offset, table, hash);
+        b = f->b;
         LLVMValueRef dir = LLVMBuildLoad2(b, ptr, byte_ptr(g, b, table, p->dir_offset), "");
         LLVMValueRef mask = LLVMBuildLoad2(b, i64, byte_ptr(g, b, table, p->mask_offset), "");
         LLVMValueRef w = cg_load_elem(f, i64, dir, LLVMBuildAnd(b, hash, mask, ""));
@@ -638,6 +721,14 @@ static sto_status probe_step(gen *g, uint32_t i)
     if (anynull) has = LLVMBuildAnd(b, has, LLVMBuildNot(b, anynull, ""), "");
     cg_var cur = cg_var_new(f, ptr, NULL, "entry");
     cg_var_set(f, cur, LLVMBuildSelect(b, has, head, LLVMConstNull(ptr), ""));
+    if (filtered) { /* a rejected row walks an empty chain */
+        LLVMBasicBlockRef start = cg_block(f, "probe.start");
+        LLVMBuildBr(b, start);
+        LLVMPositionBuilderAtEnd(b, filtered);
+        cg_var_set(f, cur, LLVMConstNull(ptr));
+        LLVMBuildBr(b, start);
+        LLVMPositionBuilderAtEnd(b, start);
+    }
     cg_var found = cg_var_new(f, ptr, NULL, "found"); /* LEFT, SINGLE, MARK */
     cg_var_set(f, found, LLVMConstNull(ptr));
     cg_var sawnull = cg_var_new(f, cg_i1(m), NULL, "sawnull"); /* MARK */

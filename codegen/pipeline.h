@@ -189,6 +189,13 @@ typedef struct cg_probe {
      * table's words (a sort-merge join's cursor over a sorted run). */
     cg_join_lookup_fn lookup;
     uint32_t dir_offset, mask_offset, entry_head;
+    /* filter: before the directory, test the table's semi-join filter,
+     * words at table + filter_offset, word mask at filter_mask_offset
+     * (engine/rt_hashtable.h has the rules); a row whose bits are not all
+     * set has no chain. Ignored with table_in_state: a partitioned join
+     * tests it in the probe side's sink instead (cg_sink.join_filter). */
+    bool filter;
+    uint32_t filter_offset, filter_mask_offset;
     const uint64_t *build_rows, *build_null_rows; /* MARK: read at run time */
     /* RIGHT/FULL: a match sets the byte at entry + flag_offset to 1 (the
      * engine emits the entries it never set afterwards). */
@@ -233,6 +240,14 @@ typedef struct cg_sink {
     /* a partitioned join's probe side: rows with a NULL key are appended
      * with hash 0 like the others (the probe finds they match nothing) */
     bool join_null_keyed;
+    /* with join_null_keyed, optional: rows whose hash fails the build
+     * side's semi-join filter (the words at join_filter_table +
+     * filter_offset, mask at filter_mask_offset; engine/rt_hashtable.h has
+     * the rules) or whose key has a NULL are dropped, not appended: the
+     * join emits nothing for a probe row without a partner (INNER, SEMI) */
+    bool join_filter;
+    const void *join_filter_table;
+    uint32_t join_filter_offset, join_filter_mask_offset;
     /* AGG */
     uint32_t nkeys;
     const sql_bexpr *const *keys;
@@ -241,15 +256,18 @@ typedef struct cg_sink {
     cg_agg_find_fn find;
     cg_agg_distinct_fn distinct;
     /* AGG, optional (probe.enabled): the layout of the runtime's tables, so
-     * the generated code can look at the group's home slot itself and call
-     * find only when that slot is empty or holds another group. Partition p
-     * (the top `parts_log` bits of the hash) is at sink_state + parts_offset
-     * + p * part_bytes, with its slot array (uint8_t **) at slots_offset and
-     * its power-of-two capacity (uint64_t) at cap_offset; an entry holds its
-     * hash at 0, its key row at key_offset and its states at states_offset. */
+     * the generated code can walk the group's chain (linear probing) itself
+     * and call find only when the table does not hold the group. Partition
+     * p (the top `parts_log` bits of the hash) is at sink_state +
+     * parts_offset + p * part_bytes, with its slot array (uint8_t **) at
+     * slots_offset, its power-of-two capacity (uint64_t) at cap_offset and
+     * a count (uint64_t) at found_offset that a hit in the table adds one
+     * to; an entry holds its hash at 0, its key row at key_offset and its
+     * states at states_offset. */
     struct {
         bool enabled;
         uint32_t parts_offset, part_bytes, parts_log, slots_offset, cap_offset;
+        uint32_t found_offset;
         uint32_t key_offset, states_offset;
     } probe;
 } cg_sink;

@@ -148,6 +148,7 @@ typedef struct join_rt {
     unsigned nmats;
     uint64_t rows, null_rows;
     bool built;
+    bool filter; /* the probe tests a semi-join filter (rt_hashtable.h) */
     /* radix, sort-merge (deferred): the probe side's entries (PARTITION
      * sink), then both sides partitioned with a table per partition
      * (partitioned), or range-partitioned and sorted with the probe
@@ -437,6 +438,7 @@ static void describe(const eng_physical *ph, const eng_pipe *p, prun *r, const e
         k->probe.parts_log = ENG_AGG_PARTS_LOG;
         k->probe.slots_offset = offsetof(eng_agg_part, slots);
         k->probe.cap_offset = offsetof(eng_agg_part, cap);
+        k->probe.found_offset = offsetof(eng_agg_part, found);
         k->probe.key_offset = ENG_AGG_ENTRY_HEAD;
         k->probe.states_offset = ENG_AGG_ENTRY_HEAD + p->agg.key_bytes;
     } else if (p->sink == ENG_SINK_JOIN || p->sink == ENG_SINK_PARTITION) {
@@ -445,6 +447,14 @@ static void describe(const eng_physical *ph, const eng_pipe *p, prun *r, const e
         k->exprs = p->exprs;
         k->join_nkeys = p->join_nkeys;
         k->join_null_keyed = p->sink == ENG_SINK_PARTITION;
+        if (p->sink == ENG_SINK_PARTITION) {
+            /* rows failing the build side's filter are never partitioned */
+            const cg_probe *bp = ph->pipes[p->join_from - 1].probe;
+            k->join_filter = bp->filter;
+            k->join_filter_table = bp->table;
+            k->join_filter_offset = offsetof(eng_join_ht, filter);
+            k->join_filter_mask_offset = offsetof(eng_join_ht, filter_mask);
+        }
         k->join_append = eng_rt_join_append;
         k->join_append_null = eng_rt_join_append_null;
     } else {
@@ -578,18 +588,10 @@ static sto_status append_unmatched(const eng_pipe *p, const eng_pipe *build, joi
     return st;
 }
 
-static void insert_visit(void *arg, uint8_t *base, uint64_t lo, uint64_t hi)
-{
-    eng_join_ht *ht = arg;
-    for (uint64_t i = lo; i < hi; i++)
-        eng_join_ht_insert(ht, eng_join_entry_at(base, ht->stride, i));
-}
-
 static int insert_morsel(void *ctx, void *state, uint64_t begin, uint64_t end)
 {
     (void)state;
-    eng_join_ht *ht = ctx;
-    eng_join_spans_visit(ht->spans, ht->n_spans, begin, end, insert_visit, ht);
+    eng_join_ht_insert_range(ctx, begin, end);
     return 0;
 }
 
@@ -628,13 +630,19 @@ static sto_status build_table(const eng_exec_env *env, join_rt *j, eng_mem *mem)
     j->rows = info.rows;
     j->null_rows = info.null_rows;
     if (j->deferred) { /* partitioned with the probe side later */
+        sto_status st = STO_OK;
+        if (j->filter) { /* which the probe side's rows are tested on first */
+            st = eng_join_ht_filter_mats(&j->ht, mats, j->nmats, mem);
+            j->built = !st;
+        }
         free(mats);
-        return STO_OK;
+        return st;
     }
     sto_status st = eng_join_ht_prepare(&j->ht, mats, j->nmats, mem);
     free(mats);
     if (st) return st;
     j->built = true;
+    if (j->filter) STO_TRY(eng_join_ht_filter_init(&j->ht));
     return insert_entries(env, &j->ht);
 }
 
@@ -696,6 +704,9 @@ typedef struct ahead_code {
      * the input row size it was compiled for */
     uint8_t *rows_base;
     uint32_t row_bytes;
+    /* held (PIPE source whose estimate called for OPT): the pool leaves
+     * the task alone until the input is known (release_held) */
+    bool held;
 } ahead_code;
 
 /* Whether a core is left over beside the query's workers for an OPT
@@ -813,6 +824,7 @@ static sto_status run_pipe(const eng_exec_env *env, const eng_physical *ph, cons
         join->deferred = p->join_algorithm == ENG_JOIN_ALGO_RADIX ||
                          p->join_algorithm == ENG_JOIN_ALGO_SORTMERGE;
         join->sortmerge = p->join_algorithm == ENG_JOIN_ALGO_SORTMERGE;
+        join->filter = p->probe && p->probe->filter;
         /* the probe step reads the table through pointers wire_joins() set */
     }
     if (!st && p->sink == ENG_SINK_PARTITION) {
@@ -835,6 +847,11 @@ static sto_status run_pipe(const eng_exec_env *env, const eng_physical *ph, cons
     double t0 = now_ms();
     if (!st) {
         cg_mode mode = cg_mode_for_rows((double)in_rows * tuple_weight(p), (int)threads);
+        /* harder than the input needs and not started yet: compile for the
+         * input at hand instead (a FAST compile takes a millisecond or two) */
+        if (ahead->task && cg_compile_task_mode(ahead->task) > mode &&
+            cg_compile_task_withdraw(ahead->task))
+            ahead->task = NULL;
         if (ahead->task && !ahead_fits(ahead, p, input, parts_in, mode)) {
             cg_compile_task_cancel(ahead->task);
             ahead->task = NULL;
@@ -1079,7 +1096,26 @@ static void compile_ahead(const eng_exec_env *env, const eng_physical *ph, ahead
         describe(ph, p, &r, &input, &d);
         d.source.rows_cell = &ahead[i].rows_base;
         d.cache = env->jit_cache;
-        sto_status_free(cg_compile_submit(pool, &d, mode, &ahead[i].task));
+        /* an estimate of an earlier pipeline's output is often far off
+         * (TPC-H Q18: 2 M rows estimated, 57 came): an OPT compile waits
+         * for the real size (release_held) */
+        ahead[i].held = p->source == ENG_SOURCE_PIPE && mode == CG_MODE_OPT;
+        sto_status_free((ahead[i].held ? cg_compile_submit_held
+                                       : cg_compile_submit)(pool, &d, mode, &ahead[i].task));
+    }
+}
+
+/* Pipeline `done` has made its output: lets the pool compile the held
+ * tasks of the pipelines reading it, in the mode its real size calls for. */
+static void release_held(const eng_exec_env *env, const eng_physical *ph, unsigned done,
+                         const eng_rowset *out, ahead_code *ahead)
+{
+    for (unsigned k = done + 1; ahead && k < ph->npipes; k++) {
+        const eng_pipe *p = &ph->pipes[k];
+        if (!ahead[k].held || !ahead[k].task || p->input != done) continue;
+        ahead[k].held = false;
+        cg_mode mode = cg_mode_for_rows((double)out->rows * tuple_weight(p), (int)env->threads);
+        cg_compile_task_release(ahead[k].task, mode);
     }
 }
 
@@ -1139,6 +1175,7 @@ sto_status eng_exec_physical(const eng_exec_env *env, const eng_physical *ph,
         if (in && !read_later) eng_rowset_free(&outs[p->input]);
         if (!st) st = eng_exec_setop_rows(p, outs, i, env->cancel);
         if (p->sink == ENG_SINK_EXCHANGE) st = eng_exchange_end(env, ph, p, st, &outs[i]);
+        if (!st) release_held(env, ph, i, &outs[i], ahead);
         stats->compile_ms += stats->pipes[i].compile_ms;
         stats->compile_work_ms += stats->pipes[i].compile_work_ms;
         stats->run_ms += stats->pipes[i].run_ms;

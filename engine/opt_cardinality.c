@@ -21,8 +21,9 @@
  * Several equalities between the same two inputs (a composite key) select
  * at least 1/max(|L|, |R|): the distinct key combinations on each side are
  * bounded by its rows.
- * Joins: INNER/CROSS |L||R|·sel; LEFT at least |L|; SEMI |L|·min(1,
- * ndv_R/ndv_L) of the key; ANTI the rest (at least 5% of |L|); MARK and
+ * Joins: INNER/CROSS |L||R|·sel; LEFT at least |L|; SEMI |L|·ndv_R/D,
+ * D the larger unfiltered distinct count of the two key columns (the
+ * domain both sides' keys come from); ANTI the rest (at least 5% of |L|); MARK and
  * SINGLE |L|. GROUP BY: min(input, product of the keys' ndv), where
  * EXTRACT(field FROM a date column) has at most the years, months or days
  * the column's range spans.
@@ -384,7 +385,16 @@ static double join_selectivity(eng_card *c, const sql_lop *op, double l, double 
             if (eng_idset_has(&ls, a) && eng_idset_has(&rs, b)) {
                 double na = eng_card_ndv(c, a, l), nb = eng_card_ndv(c, b, r);
                 s /= na > nb ? na : nb;
-                double f = nb / na;
+                /* A left key finds a partner with the chance that it is one
+                 * of the right side's nb keys out of the domain both draw
+                 * from: the larger of the columns' unfiltered distinct
+                 * counts. A filter on the left (q22's country codes) keeps
+                 * keys of the whole domain, not only those on the right:
+                 * nb / na would say every left key matches. */
+                double dom = na;
+                if (a < c->nstats && c->stats[a].ndv > dom) dom = c->stats[a].ndv;
+                if (b < c->nstats && c->stats[b].ndv > dom) dom = c->stats[b].ndv;
+                double f = nb / dom;
                 if (!keys || f < *key_frac) *key_frac = f > 1 ? 1 : f;
                 keys = true;
                 continue;

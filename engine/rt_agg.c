@@ -312,6 +312,7 @@ static sto_status entry_new(const eng_agg_layout *l, const eng_rt_mem *m, eng_ag
     memset(e, 0, l->entry_bytes);
     memcpy(e, &hash, 8);
     memcpy(entry_key(e), key, l->key_bytes);
+    p->sub_count[(hash << ENG_AGG_PARTS_LOG) >> (64 - ENG_AGG_SUB_LOG)]++;
     *out = e;
     return STO_OK;
 }
@@ -320,15 +321,22 @@ static sto_status entry_new(const eng_agg_layout *l, const eng_rt_mem *m, eng_ag
  * group is dropped (rt_agg.h). */
 #define APPEND_RATIO 8
 
+/* A table at ENG_AGG_LOCAL_CAP that fills while at least one find in
+ * this many met an old group grows on (up to ENG_AGG_LOCAL_MAX): its
+ * groups come back, and emptying it would give each of them an entry per
+ * refill for the merge to fold (rt_agg.h). */
+#define GROW_RATIO 2
+
 /* The entry of (hash, key) in p's table; a new one when missing. A full
- * table at ENG_AGG_LOCAL_CAP is emptied first, or dropped: its entries stay
+ * table at ENG_AGG_LOCAL_CAP grows on, is emptied, or is dropped: its entries stay
  * in the blocks for the merge. */
 static sto_status part_find(const eng_agg_layout *l, const eng_rt_mem *m, eng_agg_part *p,
                             uint64_t hash, const uint8_t *key, uint8_t **out)
 {
     if (p->append) return entry_new(l, m, p, hash, key, out);
     if ((p->count + 1) * 2 > p->cap) {
-        if (p->cap < ENG_AGG_LOCAL_CAP || l->distinct_sets) {
+        if (p->cap < ENG_AGG_LOCAL_CAP || l->distinct_sets ||
+            (p->cap < ENG_AGG_LOCAL_MAX && p->found * GROW_RATIO >= p->count)) {
             STO_TRY(part_grow(m, p));
         } else if (p->found * APPEND_RATIO < p->count) {
             eng_rt_free(m, p->slots, p->cap * sizeof(*p->slots));
@@ -510,7 +518,6 @@ static sto_status final_value(const eng_agg_fn *a, const uint8_t *s, uint8_t *ou
     *null = 0;
     memset(out, 0, CG_ROW_SLOT);
     bool dbl = a->arg.id == STO_TYPE_DOUBLE;
-    double scale = a->arg.id == STO_TYPE_DECIMAL ? pow10_of(a->arg.scale) : 1;
     if (cg_agg_is_distinct_set(a->func, a->distinct)) {
         dset *set;
         memcpy(&set, s, sizeof(set));
@@ -540,6 +547,7 @@ static sto_status final_value(const eng_agg_fn *a, const uint8_t *s, uint8_t *ou
                 return put_int_sum(a->result, isum, out);
             return STO_OK;
         }
+        double scale = a->arg.id == STO_TYPE_DECIMAL ? pow10_of(a->arg.scale) : 1;
         double avg = dbl ? dsum / (double)n : (double)((long double)isum / n) / scale;
         memcpy(out, &avg, 8);
         return STO_OK;
@@ -565,6 +573,7 @@ static sto_status final_value(const eng_agg_fn *a, const uint8_t *s, uint8_t *ou
             *null = 1;
             return STO_OK;
         }
+        double scale = a->arg.id == STO_TYPE_DECIMAL ? pow10_of(a->arg.scale) : 1;
         double avg = dbl ? slot_double(s) / (double)n
                          : (double)((long double)load_i128(s) / n / (long double)scale);
         memcpy(out, &avg, 8);
@@ -582,15 +591,13 @@ static sto_status final_value(const eng_agg_fn *a, const uint8_t *s, uint8_t *ou
     }
 }
 
-/* Appends the output row of one group (key row + states). */
-static sto_status emit(const eng_agg_layout *l, const uint8_t *key, const uint8_t *states,
-                       eng_rows_sink *out)
+/* Writes the output row of one group (key row + states) at row, a row of
+ * out->row_bytes bytes. */
+static sto_status emit_at(const eng_agg_layout *l, const uint8_t *key, const uint8_t *states,
+                          uint8_t *row, uint32_t row_bytes)
 {
     uint32_t ncols = l->nkeys + l->naggs;
-    uint8_t *row;
-    cg_error err = cg_error_none();
-    if (eng_rt_rows_append(&err, out, &row)) return err.detail;
-    memset(row, 0, out->row_bytes);
+    memset(row, 0, row_bytes);
     for (uint32_t i = 0; i < l->nkeys; i++) {
         memcpy(row + i * CG_ROW_SLOT, key + i * CG_ROW_SLOT, CG_ROW_SLOT);
         row[cg_row_null_offset(ncols, i)] = key[cg_row_null_offset(l->nkeys, i)];
@@ -603,34 +610,109 @@ static sto_status emit(const eng_agg_layout *l, const uint8_t *key, const uint8_
     return STO_OK;
 }
 
-/* The merge's table of a partition: the hash beside the entry pointer, so
- * a probe reads one slot and touches an entry only on equal hashes. */
+/* Appends the output row of one group. */
+static sto_status emit(const eng_agg_layout *l, const uint8_t *key, const uint8_t *states,
+                       eng_rows_sink *out)
+{
+    uint8_t *row;
+    cg_error err = cg_error_none();
+    if (eng_rt_rows_append(&err, out, &row)) return err.detail;
+    return emit_at(l, key, states, row, out->row_bytes);
+}
+
+/* The merge's table: the hash beside the entry pointer, so a probe reads
+ * one slot and touches an entry only on equal hashes. */
 typedef struct merge_slot {
     uint64_t hash;
     uint8_t *entry;
 } merge_slot;
 
-/* Folds entry e into the first entry of its group in the table (which
- * becomes e when it is the first: *groups counts those), marking e
- * folded. */
-static sto_status fold(const eng_agg_layout *l, const eng_rt_mem *m, merge_slot *slots,
-                       uint64_t mask, uint8_t *e, uint64_t *groups)
+/* Entries the merge folds in one table: twice as many 16-byte slots are
+ * 128 KB, which stay in L2 while the entries stream past. */
+#define MERGE_SUB_ENTRIES 4096u
+
+/* How many pairs ahead the fold fetches entries. */
+#define FOLD_AHEAD 8
+
+static uint64_t pow2_at_least(uint64_t n)
 {
-    uint64_t h;
-    memcpy(&h, e, 8);
-    for (uint64_t i = h & mask;; i = (i + 1) & mask) {
-        uint8_t *d = slots[i].entry;
-        if (!d) {
-            slots[i].hash = h;
-            slots[i].entry = e;
-            ++*groups;
-            return STO_OK;
-        }
-        if (slots[i].hash == h && keys_equal(l, entry_key(d), entry_key(e))) {
-            e[ENTRY_FOLDED] = 1;
-            return merge_states(l, m, entry_states(l, d), entry_states(l, e));
+    uint64_t c = 16;
+    while (c < n)
+        c *= 2;
+    return c;
+}
+
+/* The merge of a partition with more entries than groups, in two steps.
+ * A partition of q18's orders holds ~47K entries: one table for all of
+ * them would be 2 MB, zeroed, and every fold a cache miss. So the entries
+ * are first split by the hash bits below the partition's into
+ * sub-partitions of about MERGE_SUB_ENTRIES (the workers counted them as
+ * they made the entries: sub_count), their (hash, entry) pairs written out
+ * in one pass, and each sub-partition is folded in one small table that is
+ * cleared and used again. A fold reads the hash from the pair; an entry's
+ * key and states are read only when its hash was met before (the entry is
+ * fetched ahead all the same). *groups: the groups. */
+static sto_status fold_part(const eng_agg_layout *l, const eng_rt_mem *m,
+                            eng_agg_local *const *locals, unsigned n, unsigned part, uint64_t total,
+                            uint64_t *groups)
+{
+    unsigned sub_log = 0;
+    while (sub_log < ENG_AGG_SUB_LOG && (total >> sub_log) > MERGE_SUB_ENTRIES)
+        sub_log++;
+    uint64_t nsub = (uint64_t)1 << sub_log;
+    unsigned shift = ENG_AGG_SUB_LOG - sub_log; /* sub_count bucket -> sub-partition */
+    /* start[s]: where sub-partition s's pairs go next */
+    uint64_t start[(1u << ENG_AGG_SUB_LOG) + 1] = {0};
+    for (unsigned i = 0; i < n; i++)
+        for (unsigned c = 0; c < (1u << ENG_AGG_SUB_LOG); c++)
+            start[(c >> shift) + 1] += locals[i]->parts[part].sub_count[c];
+    uint64_t most = 0;
+    for (uint64_t s = 0; s < nsub; s++) {
+        if (start[s + 1] > most) most = start[s + 1];
+        start[s + 1] += start[s];
+    }
+    merge_slot *pairs = NULL, *slots = NULL;
+    uint64_t slots_cap = pow2_at_least(most * 2);
+    STO_TRY(eng_rt_alloc(m, total * sizeof(*pairs), (void **)&pairs));
+    sto_status st = eng_rt_alloc(m, slots_cap * sizeof(*slots), (void **)&slots);
+    for (unsigned i = 0; !st && i < n; i++)
+        for (eng_agg_block *b = locals[i]->parts[part].blocks; b; b = b->next)
+            for (uint8_t *e = block_first(b); e < block_end(b); e += l->entry_bytes) {
+                uint64_t h;
+                memcpy(&h, e, 8);
+                uint64_t s = sub_log ? (h << ENG_AGG_PARTS_LOG) >> (64 - sub_log) : 0;
+                pairs[start[s]++] = (merge_slot){h, e};
+            }
+    /* now sub-partition s's pairs are [start[s - 1], start[s]) */
+    for (uint64_t s = 0, from = 0; !st && s < nsub; from = start[s], s++) {
+        uint64_t count = start[s] - from;
+        if (!count) continue;
+        uint64_t cap = pow2_at_least(count * 2), mask = cap - 1;
+        memset(slots, 0, cap * sizeof(*slots));
+        for (uint64_t j = from; !st && j < start[s]; j++) {
+            /* the pairs come in hash order, their entries from anywhere:
+             * an entry of a group met before is read, so fetch it early */
+            if (j + FOLD_AHEAD < start[s]) __builtin_prefetch(pairs[j + FOLD_AHEAD].entry);
+            uint64_t h = pairs[j].hash;
+            uint8_t *e = pairs[j].entry;
+            for (uint64_t k = h & mask;; k = (k + 1) & mask) {
+                uint8_t *d = slots[k].entry;
+                if (!d) {
+                    slots[k] = pairs[j];
+                    ++*groups;
+                    break;
+                }
+                if (slots[k].hash == h && keys_equal(l, entry_key(d), entry_key(e))) {
+                    e[ENTRY_FOLDED] = 1;
+                    st = merge_states(l, m, entry_states(l, d), entry_states(l, e));
+                    break;
+                }
+            }
         }
     }
+    eng_rt_free(m, slots, slots_cap * sizeof(*slots));
+    eng_rt_free(m, pairs, total * sizeof(*pairs));
+    return st;
 }
 
 sto_status eng_agg_merge_part(eng_agg_local *const *locals, unsigned n, unsigned part,
@@ -650,26 +732,23 @@ sto_status eng_agg_merge_part(eng_agg_local *const *locals, unsigned n, unsigned
         emptied |= p->entries != p->count;
     }
     if (!total) return STO_OK;
-    merge_slot *slots = NULL;
-    uint64_t cap = 16;
+    uint64_t groups = total;
     if (filled > 1 || emptied) {
-        while (cap < total * 2)
-            cap *= 2;
-        STO_TRY(eng_rt_alloc_zero(&m, cap * sizeof(*slots), (void **)&slots));
+        groups = 0;
+        STO_TRY(fold_part(l, &m, locals, n, part, total, &groups));
     }
-    sto_status st = STO_OK;
-    uint64_t groups = slots ? 0 : total;
-    for (unsigned i = 0; slots && !st && i < n; i++)
-        for (eng_agg_block *b = locals[i]->parts[part].blocks; !st && b; b = b->next)
-            for (uint8_t *e = block_first(b); !st && e < block_end(b); e += l->entry_bytes)
-                st = fold(l, &m, slots, cap - 1, e, &groups);
-    if (!st) st = eng_rows_sink_reserve(out, groups);
-    for (unsigned i = 0; !st && i < n; i++)
-        for (eng_agg_block *b = locals[i]->parts[part].blocks; !st && b; b = b->next)
-            for (uint8_t *e = block_first(b); !st && e < block_end(b); e += l->entry_bytes)
-                if (!e[ENTRY_FOLDED]) st = emit(l, entry_key(e), entry_states(l, e), out);
-    if (slots) eng_rt_free(&m, slots, cap * sizeof(*slots));
-    return st;
+    STO_TRY(eng_rows_sink_reserve(out, groups));
+    /* Room for every group is reserved: the rows are written in place. */
+    uint32_t rb = out->row_bytes;
+    for (unsigned i = 0; i < n; i++)
+        for (eng_agg_block *b = locals[i]->parts[part].blocks; b; b = b->next)
+            for (uint8_t *e = block_first(b); e < block_end(b); e += l->entry_bytes) {
+                if (e[ENTRY_FOLDED]) continue;
+                STO_TRY(
+                    emit_at(l, entry_key(e), entry_states(l, e), out->data + out->rows * rb, rb));
+                out->rows++;
+            }
+    return STO_OK;
 }
 
 sto_status eng_agg_empty_row(const eng_agg_layout *l, eng_rows_sink *out)

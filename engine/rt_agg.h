@@ -15,8 +15,12 @@
  * so generated code may keep the state pointer it got.
  *
  * A worker's table of a partition grows only up to ENG_AGG_LOCAL_CAP slots,
- * so all its tables stay in cache. When a full table needs one more group
- * it is emptied instead (the entries stay where they are, appended to the
+ * so all its tables stay in cache, unless its lookups often met a group
+ * again (at least one in two, counted since it was last emptied): then
+ * every entry a refill would add is one more for the merge to fold (200K
+ * part keys in random order over lineitem), and it grows on up to
+ * ENG_AGG_LOCAL_MAX. When a full table needs one more group it is
+ * emptied instead (the entries stay where they are, appended to the
  * partition's blocks) and fills again: a group may then have several
  * entries, in one worker or in several. Few groups never fill a table.
  * When a table fills while its lookups rarely found a group that was not
@@ -25,16 +29,22 @@
  * groups), the table is dropped and the partition appends an entry per
  * lookup: the generated code sees no slots and calls find at once, and
  * no cache miss is spent on a table that does not reduce anything.
- * Either way no table outgrows the cache and none is rehashed big. Only
+ * Either way no table grows past ENG_AGG_LOCAL_MAX slots. Only
  * aggregations with DISTINCT sets keep growing their tables: an entry
  * more costs them a set more, and the merge a union of sets.
  *
- * Finalize merges each partition on its own (in parallel): it counts the
- * partition's entries over all workers, builds one table of exactly that
- * size, folds every entry into the first entry of its group, and emits the
- * groups walking the entries in memory order. A partition that only one
- * worker filled and never emptied holds one entry per group and is emitted
- * as it is.
+ * Finalize merges each partition on its own (in parallel), folding every
+ * entry into the first entry of its group, then emits the groups walking
+ * the entries in memory order into room reserved for exactly that many.
+ * The fold works on pieces of a partition: the hash bits below the
+ * partition's split it further (each worker counts its entries per
+ * 1 << ENG_AGG_SUB_LOG values of those bits as it makes them: sub_count),
+ * so the merge picks pieces of about 4K entries, writes every entry's
+ * (hash, pointer) into its piece in one pass, and folds each piece in one
+ * small table that stays in L2 and is cleared and used again (the entries
+ * the pairs point to are prefetched a few pairs ahead). A partition that
+ * only one worker filled and never emptied holds one entry per group and
+ * is emitted as it is.
  *
  * DISTINCT aggregates keep a per-group set of the distinct values (the
  * state holds a pointer to it); the merge unions the sets and the result is
@@ -58,6 +68,13 @@
 
 /* The most slots of one worker's table of one partition (a power of two). */
 #define ENG_AGG_LOCAL_CAP (1u << 13)
+
+/* The most slots of a table that grows on past ENG_AGG_LOCAL_CAP because
+ * its groups keep coming back. */
+#define ENG_AGG_LOCAL_MAX (1u << 16)
+
+/* The merge splits a partition into at most 1 << ENG_AGG_SUB_LOG pieces. */
+#define ENG_AGG_SUB_LOG 8
 
 /* An entry: the hash (uint64_t), a byte the merge sets when it folded the
  * entry into another of its group, padding to this, then the key row, then
@@ -94,10 +111,13 @@ typedef struct eng_agg_block eng_agg_block;
 typedef struct eng_agg_part {
     uint8_t **slots; /* entry pointers, cap a power of two */
     uint64_t cap, count;
-    uint64_t entries;      /* made since the start (count: in the table now) */
-    uint64_t found;        /* find calls that met an old group since the table
-                            * was last emptied */
-    bool append;           /* no table: every find makes an entry */
+    uint64_t entries; /* made since the start (count: in the table now) */
+    uint64_t found;   /* lookups (find's and the generated code's) that met
+                       * an old group since the table was last emptied */
+    bool append;      /* no table: every find makes an entry */
+    /* Entries made, by the ENG_AGG_SUB_LOG hash bits below the partition's:
+     * the merge's histogram, counted as the entries are made. */
+    uint32_t sub_count[1u << ENG_AGG_SUB_LOG];
     eng_agg_block *blocks; /* entry storage, newest first */
     uint8_t *free_ptr;
     size_t free_bytes;

@@ -20,7 +20,19 @@ sto_status eng_join_ht_init(eng_join_ht *ht, uint64_t count, eng_mem *mem, int n
     ht->mem = mem;
     ht->count = count;
     ht->mask = slots - 1;
-    return eng_mem_alloc_zero(mem, slots * sizeof(uint64_t), node, (void **)&ht->dir);
+    size_t bytes = slots * sizeof(uint64_t);
+    if (node >= 0) return eng_mem_alloc_zero(mem, bytes, node, (void **)&ht->dir);
+    STO_TRY(eng_mem_reserve(mem, bytes));
+    void *dir = NULL;
+    if (posix_memalign(&dir, 64, bytes) != 0) {
+        eng_mem_release(mem, bytes);
+        return sto_error(STO_OUT_OF_MEMORY, "out of memory: join table of %llu slots",
+                         (unsigned long long)slots);
+    }
+    memset(dir, 0, bytes);
+    ht->dir = dir;
+    ht->dir_heap = true;
+    return STO_OK;
 }
 
 sto_status eng_join_ht_prepare(eng_join_ht *ht, eng_join_mat *const *mats, unsigned n, eng_mem *mem)
@@ -35,8 +47,20 @@ sto_status eng_join_ht_prepare(eng_join_ht *ht, eng_join_mat *const *mats, unsig
     return st;
 }
 
+/* Sets e's bits in the filter; other workers set bits of the same words. */
+static void filter_add(eng_join_ht *ht, uint64_t hash)
+{
+    if (!ht->filter) return;
+    uint64_t *w = &ht->filter[eng_join_filter_word(hash, ht->filter_mask)];
+    uint64_t bits = eng_join_filter_bits(hash);
+    /* most words already have the bits when the table is dense in keys */
+    if ((__atomic_load_n(w, __ATOMIC_RELAXED) & bits) != bits)
+        __atomic_fetch_or(w, bits, __ATOMIC_RELAXED);
+}
+
 void eng_join_ht_insert(eng_join_ht *ht, eng_join_entry *e)
 {
+    filter_add(ht, e->hash);
     uint64_t *slot = &ht->dir[e->hash & ht->mask];
     uint64_t tag = eng_join_ht_tag(e->hash);
     uint64_t old = __atomic_load_n(slot, __ATOMIC_RELAXED);
@@ -53,24 +77,101 @@ void eng_join_ht_insert_local(eng_join_ht *ht, uint8_t *base, uint32_t stride, u
 {
     for (uint64_t i = 0; i < count; i++) {
         eng_join_entry *e = eng_join_entry_at(base, stride, i);
+        filter_add(ht, e->hash);
         uint64_t *slot = &ht->dir[e->hash & ht->mask];
         e->next = (eng_join_entry *)(uintptr_t)(*slot & ENG_JOIN_HT_PTR_MASK);
         *slot = (uint64_t)(uintptr_t)e | (*slot & ~ENG_JOIN_HT_PTR_MASK) | eng_join_ht_tag(e->hash);
     }
 }
 
+/* How many entries ahead an insert prefetches its directory word: enough
+ * misses in flight to cover a trip to memory, few enough that the lines
+ * stay in L1 until used. Measured on 147K entries into a 2 MB directory:
+ * 1.42 ms without, 0.94 ms with (one thread, directory paged in). */
+#define INSERT_PREFETCH 16u
+
 static void insert_visit(void *arg, uint8_t *base, uint64_t lo, uint64_t hi)
 {
     eng_join_ht *ht = arg;
+    uint32_t stride = ht->stride;
+    for (uint64_t i = lo; i < hi; i++) {
+        if (i + INSERT_PREFETCH < hi) {
+            const eng_join_entry *ahead = eng_join_entry_at(base, stride, i + INSERT_PREFETCH);
+            __builtin_prefetch(&ht->dir[ahead->hash & ht->mask], 1);
+        }
+        eng_join_ht_insert(ht, eng_join_entry_at(base, stride, i));
+    }
+}
+
+/* An empty filter for ht->count entries, or none (every hash passes)
+ * below min_entries or above 2^24 words. */
+static sto_status filter_alloc(eng_join_ht *ht, uint64_t min_entries)
+{
+    uint64_t words = 1;
+    while (words * 64 < ht->count * ENG_JOIN_FILTER_BITS)
+        words <<= 1;
+    if (ht->count < min_entries || words > ((uint64_t)1 << 24)) {
+        ht->filter = NULL;
+        ht->filter_mask = 0;
+        return STO_OK;
+    }
+    size_t bytes = words * sizeof(uint64_t);
+    STO_TRY(eng_mem_reserve(ht->mem, bytes));
+    void *f = NULL;
+    if (posix_memalign(&f, 64, bytes) != 0) {
+        eng_mem_release(ht->mem, bytes);
+        return sto_error(STO_OUT_OF_MEMORY, "out of memory: join filter of %llu words",
+                         (unsigned long long)words);
+    }
+    memset(f, 0, bytes);
+    ht->filter = f;
+    ht->filter_mask = words - 1;
+    return STO_OK;
+}
+
+sto_status eng_join_ht_filter_init(eng_join_ht *ht)
+{
+    return filter_alloc(ht, ENG_JOIN_FILTER_MIN_ENTRIES);
+}
+
+static void filter_visit(void *arg, uint8_t *base, uint64_t lo, uint64_t hi)
+{
+    eng_join_ht *ht = arg;
     for (uint64_t i = lo; i < hi; i++)
-        eng_join_ht_insert(ht, eng_join_entry_at(base, ht->stride, i));
+        filter_add(ht, eng_join_entry_at(base, ht->stride, i)->hash);
+}
+
+sto_status eng_join_ht_filter_mats(eng_join_ht *ht, eng_join_mat *const *mats, unsigned n,
+                                   eng_mem *mem)
+{
+    memset(ht, 0, sizeof(*ht));
+    ht->mem = mem;
+    for (unsigned i = 0; i < n; i++)
+        ht->count += mats[i]->count;
+    ht->stride = n ? mats[0]->stride : 0;
+    STO_TRY(filter_alloc(ht, 0));
+    eng_join_span *spans;
+    unsigned n_spans;
+    sto_status st = eng_join_mat_spans(mats, n, false, &spans, &n_spans);
+    if (st) {
+        eng_join_ht_free(ht);
+        return st;
+    }
+    eng_join_spans_visit(spans, n_spans, 0, ht->count, filter_visit, ht);
+    free(spans);
+    return STO_OK;
+}
+
+void eng_join_ht_insert_range(eng_join_ht *ht, uint64_t begin, uint64_t end)
+{
+    eng_join_spans_visit(ht->spans, ht->n_spans, begin, end, insert_visit, ht);
 }
 
 void eng_join_ht_insert_slice(eng_join_ht *ht, uint64_t s, uint64_t n_slices)
 {
     uint64_t begin, end;
     eng_join_slice(ht->count, s, n_slices, &begin, &end);
-    eng_join_spans_visit(ht->spans, ht->n_spans, begin, end, insert_visit, ht);
+    eng_join_ht_insert_range(ht, begin, end);
 }
 
 typedef struct unmatched_arg {
@@ -99,7 +200,17 @@ int32_t eng_join_ht_unmatched_slice(cg_error *err, const eng_join_ht *ht, const 
 
 void eng_join_ht_free(eng_join_ht *ht)
 {
-    if (ht->dir) eng_mem_free(ht->mem, ht->dir, (ht->mask + 1) * sizeof(uint64_t));
+    size_t bytes = (ht->mask + 1) * sizeof(uint64_t);
+    if (ht->dir && ht->dir_heap) {
+        free(ht->dir);
+        eng_mem_release(ht->mem, bytes);
+    } else if (ht->dir) {
+        eng_mem_free(ht->mem, ht->dir, bytes);
+    }
+    if (ht->filter) {
+        free(ht->filter);
+        eng_mem_release(ht->mem, (ht->filter_mask + 1) * sizeof(uint64_t));
+    }
     free(ht->spans);
     memset(ht, 0, sizeof(*ht));
 }

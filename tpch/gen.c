@@ -5,8 +5,9 @@
  * a unit always costs its streams the same draws (see rng.h).
  *
  * Row shapes worth knowing (all from the specification / dbgen):
- *   - part names are five distinct colors: the 92 colors are shuffled with
- *     92 draws and the first five taken;
+ *   - part names are five distinct colors: dbgen shuffles the 92 colors
+ *     with 92 draws and takes the first five, which only the first five
+ *     draws decide;
  *   - p_retailprice = 90000 + (key/10 mod 20001) + 100 * (key mod 1000)
  *     hundredths;
  *   - ps_suppkey / l_suppkey = (p + i * (S/4 + (p-1)/S)) mod S + 1 for the
@@ -120,6 +121,7 @@ bool tpch_column_range(tpch_table_id t, int column, int64_t *lo, int64_t *hi)
 #define SUPP_PER_PART 4
 #define MAX_LINES     7
 #define COLOR_COUNT   92
+#define NAME_COLORS   5 /* a part's name has five of them */
 
 struct tpch_gen {
     int64_t scale; /* dbgen's integer scale (1 below SF 1) */
@@ -450,17 +452,21 @@ static sto_status gen_parts(const tpch_gen *g, unsigned tables, int64_t first, i
             if (tables & TPCH_BIT(TPCH_PARTSUPP)) lookahead_unit(g, &ps_text);
         }
         if (tables & TPCH_BIT(TPCH_PART)) {
+            /* dbgen shuffles all 92 colors, but a swap at step i only
+             * moves entries at i and after: the first five are settled
+             * after five steps, and the stream skips the rest of its 92
+             * draws at the next unit anyway */
             int perm[COLOR_COUNT];
             for (int i = 0; i < COLOR_COUNT; i++)
                 perm[i] = i;
-            for (int i = 0; i < COLOR_COUNT; i++) {
+            for (int i = 0; i < NAME_COLORS; i++) {
                 int j = (int)tpch_draw(&s[TPCH_STREAM_P_NAME], i, COLOR_COUNT - 1);
                 int t = perm[j];
                 perm[j] = perm[i];
                 perm[i] = t;
             }
             uint32_t n = 0;
-            for (int i = 0; i < 5; i++) {
+            for (int i = 0; i < NAME_COLORS; i++) {
                 const char *c = colors->items[perm[i]].text;
                 size_t l = strlen(c);
                 if (i) name[n++] = ' ';

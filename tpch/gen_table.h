@@ -12,9 +12,10 @@
  * Chunks arrive sealed: their statistics (min/max, distinct sketches) are
  * gathered while rows are written, equal to what sto_chunk_seal computes
  * but without a second pass over the data. Strings from fixed lists are
- * stored once per chunk; comments of big tables point into the generator's
- * text pool, which the chunks keep alive; column memory is backed a window
- * of rows ahead of the writer (see gen_table.c).
+ * stored once per chunk; comments are copied into the chunk's string heap
+ * (or, on request, point into the generator's text pool, which the chunks
+ * then keep alive); column and heap memory is backed a window ahead of the
+ * writer (see gen_table.c).
  */
 #ifndef RACKDB_TPCH_GEN_TABLE_H
 #define RACKDB_TPCH_GEN_TABLE_H

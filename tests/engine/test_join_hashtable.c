@@ -1,7 +1,7 @@
 /*
  * test_join_hashtable.c — the shared, non-partitioned join table
- * (engine/rt_hashtable.c): tags, chains, concurrent inserts, and every join
- * kind through it against the nested-loop reference.
+ * (engine/rt_hashtable.c): tags, chains, concurrent inserts, the semi-join
+ * filter, and every join kind through it against the nested-loop reference.
  */
 #include <pthread.h>
 
@@ -162,6 +162,125 @@ static void test_prepare_slices(void)
     eng_mem_destroy(mem);
 }
 
+/* The semi-join filter, filled by four threads inserting at once: every
+ * inserted hash passes it (no false negatives), most absent ones do not,
+ * and its words are charged to the query's tracker and given back. */
+static void test_filter(void)
+{
+    eng_mem *mem;
+    REQUIRE(eng_mem_create("query", 0, NULL, &mem) == STO_OK);
+    uint32_t stride;
+    uint64_t n = 100000;
+    uint8_t *base = make_entries(n, 3, &stride);
+    eng_join_ht ht;
+    REQUIRE(eng_join_ht_init(&ht, n, mem, -1) == STO_OK);
+    uint64_t dir_bytes = eng_mem_used(mem);
+    REQUIRE(eng_join_ht_filter_init(&ht) == STO_OK);
+    CHECK(ht.filter != NULL);
+    /* 100000 entries × 8 bits = 12500 words, rounded up to a power of two */
+    CHECK_EQ_INT(ht.filter_mask + 1, 16384);
+    CHECK_EQ_INT(eng_mem_used(mem), dir_bytes + (ht.filter_mask + 1) * 8);
+    pthread_t t[4];
+    ins_arg a[4];
+    for (int i = 0; i < 4; i++) {
+        a[i] = (ins_arg){&ht, base, stride, n * i / 4, n * (i + 1) / 4};
+        pthread_create(&t[i], NULL, insert_thread, &a[i]);
+    }
+    for (int i = 0; i < 4; i++)
+        pthread_join(t[i], NULL);
+    uint64_t passed = 0;
+    for (uint64_t i = 0; i < n; i++)
+        passed += eng_join_ht_may_match(&ht, eng_join_entry_at(base, stride, i)->hash);
+    CHECK_EQ_INT(passed, n);
+    /* hashes of keys that are not there (the entries hold 3i + 1) */
+    uint64_t false_pos = 0, absent = 100000;
+    for (uint64_t i = 0; i < absent; i++)
+        false_pos += eng_join_ht_may_match(&ht, jmix(i * 3 + 2));
+    CHECK(false_pos < absent / 10);
+    eng_join_ht_free(&ht);
+    CHECK_EQ_INT(eng_mem_used(mem), 0);
+    eng_mem_destroy(mem);
+    free(base);
+}
+
+/* Below ENG_JOIN_FILTER_MIN_ENTRIES entries (the directory fits in L2) and
+ * over an empty build side the filter passes every hash: a probe compiled
+ * to test it finds exactly what the directory holds. */
+static void test_filter_pass_all(void)
+{
+    uint64_t counts[] = {0, 1000, ENG_JOIN_FILTER_MIN_ENTRIES - 1};
+    for (unsigned c = 0; c < 3; c++) {
+        uint32_t stride;
+        uint64_t n = counts[c];
+        uint8_t *base = make_entries(n ? n : 1, 1, &stride);
+        eng_join_ht ht;
+        REQUIRE(eng_join_ht_init(&ht, n, NULL, -1) == STO_OK);
+        REQUIRE(eng_join_ht_filter_init(&ht) == STO_OK);
+        CHECK(ht.filter == NULL);
+        CHECK_EQ_INT(ht.filter_mask, 0);
+        eng_join_ht_insert_local(&ht, base, stride, n);
+        uint64_t passed = 0, found = 0;
+        for (uint64_t i = 0; i < 10000; i++) {
+            uint64_t h = jmix(i + 1);
+            passed += eng_join_ht_may_match(&ht, h);
+            for (eng_join_entry *e = eng_join_ht_lookup(&ht, h); e; e = e->next)
+                found += e->hash == h;
+        }
+        CHECK_EQ_INT(passed, 10000);
+        CHECK_EQ_INT(found, n < 10000 ? n : 10000);
+        eng_join_ht_free(&ht);
+        free(base);
+    }
+}
+
+/* A filter-only table over workers' materialized entries (what radix and
+ * sort-merge joins test their probe side on): every keyed entry passes at
+ * any count, even below ENG_JOIN_FILTER_MIN_ENTRIES; an empty build side
+ * passes nothing; the tracker ends at zero. */
+static void test_filter_mats(void)
+{
+    eng_mem *mem;
+    REQUIRE(eng_mem_create("query", 0, NULL, &mem) == STO_OK);
+    uint64_t sizes[] = {0, 3000};
+    for (unsigned c = 0; c < 2; c++) {
+        eng_join_mat m[2];
+        eng_join_mat *mp[2] = {&m[0], &m[1]};
+        cg_error err = cg_error_none();
+        for (int w = 0; w < 2; w++) {
+            eng_join_mat_init(&m[w], (eng_rt_mem){mem, NULL, -1}, 8);
+            for (uint64_t i = 0; i < sizes[c]; i++) {
+                uint8_t *row;
+                if (i % 7 == 0)
+                    CHECK(eng_rt_join_append_null(&err, &m[w], &row) == 0);
+                else
+                    CHECK(eng_rt_join_append(&err, &m[w], jmix(w * 100000 + i), &row) == 0);
+                memcpy(row, &i, 8);
+            }
+        }
+        eng_join_ht ht;
+        REQUIRE(eng_join_ht_filter_mats(&ht, mp, 2, mem) == STO_OK);
+        CHECK(ht.dir == NULL);
+        CHECK(ht.filter != NULL);
+        uint64_t passed = 0, keyed = 0, false_pos = 0;
+        for (int w = 0; w < 2; w++)
+            for (uint64_t i = 0; i < sizes[c]; i++)
+                if (i % 7) {
+                    keyed++;
+                    passed += eng_join_ht_may_match(&ht, jmix(w * 100000 + i));
+                }
+        CHECK_EQ_INT(passed, keyed);
+        for (uint64_t i = 0; i < 10000; i++)
+            false_pos += eng_join_ht_may_match(&ht, jmix(5000000 + i));
+        if (sizes[c] == 0) CHECK_EQ_INT(false_pos, 0);
+        CHECK(false_pos < 1000);
+        eng_join_ht_free(&ht);
+        for (int w = 0; w < 2; w++)
+            eng_join_mat_free(&m[w]);
+    }
+    CHECK_EQ_INT(eng_mem_used(mem), 0);
+    eng_mem_destroy(mem);
+}
+
 static void test_kinds(void)
 {
     CHECK_EQ_INT(jcheck_cases(pools, JALG_SHARED, -1, 0), 0);
@@ -173,6 +292,9 @@ int main(void)
     RUN(test_tags_and_chains);
     RUN(test_concurrent_insert);
     RUN(test_prepare_slices);
+    RUN(test_filter);
+    RUN(test_filter_pass_all);
+    RUN(test_filter_mats);
     RUN(test_kinds);
     jpools_free(pools);
     return TEST_REPORT();
