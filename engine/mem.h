@@ -17,9 +17,10 @@
  * query may fail up to that much before its exact limit; when a whole batch
  * no longer fits the cache asks for exactly what it needs.
  *
- * The allocation helpers reserve and allocate in one step: small blocks come
- * from the C heap (64-byte aligned), big ones are whole pages placed on the
- * given NUMA node (storage/numa_alloc.h). Freeing takes the size, releases
+ * The allocation helpers reserve and allocate in one step: blocks come from
+ * the C heap (64-byte aligned), except big ones on a machine with several
+ * NUMA nodes, which are whole pages placed on the given node
+ * (storage/numa_alloc.h). Freeing takes the size, releases
  * the reservation and returns the memory.
  */
 #ifndef RACKDB_ENGINE_MEM_H
@@ -32,7 +33,8 @@
 
 typedef struct eng_mem eng_mem;
 
-/* Blocks of at least this many bytes are page-allocated on a NUMA node. */
+/* Blocks of at least this many bytes are page-allocated on a NUMA node
+ * (when there are several). */
 #define ENG_MEM_BIG_BLOCK ((size_t)1 << 20)
 
 /* What an eng_mem_cache takes from its tracker at once. */
