@@ -29,7 +29,7 @@
 
 /* In order of effort: a later mode's code is at least as fast. */
 typedef enum cg_mode {
-    CG_MODE_FAST, /* no IR passes, O0 code generation with FastISel */
+    CG_MODE_FAST, /* four cheap IR passes, O0 code generation with FastISel */
     CG_MODE_OPT,  /* opt.c's pass list and the optimizing code generator */
 } cg_mode;
 
@@ -53,7 +53,7 @@ const char *cg_mode_name(cg_mode mode);
 /* The code generator's optimization level for a mode. */
 LLVMCodeGenOptLevel cg_mode_codegen_level(cg_mode mode);
 
-/* Runs the mode's IR pass pipeline over `mod` (none for FAST), using `tm` for
+/* Runs the mode's IR pass pipeline over `mod`, using `tm` for
  * target information, and stores the microseconds it took in *elapsed_us. */
 sto_status cg_run_passes(LLVMModuleRef mod, LLVMTargetMachineRef tm, cg_mode mode,
                          int64_t *elapsed_us);

@@ -961,7 +961,12 @@ static sto_status produce_loop(gen *g)
     LLVMValueRef lo = begin, hi = end;
     if (s->kind == CG_SOURCE_CHUNKS) {
         LLVMValueRef idx = LLVMBuildLShr(b, begin, cg_const_i64(m, 32), "");
-        g->chunk = cg_load_elem(f, cg_ptr(m), cg_const_ptr(m, s->chunks), idx);
+        /* an empty table has no chunk array; its pipeline never runs a
+         * morsel, but a load from a null constant is undefined behaviour
+         * the IR passes may turn into "unreachable": read a real array */
+        static sto_chunk *const no_chunks[1] = {NULL};
+        const void *chunks = s->chunks ? (const void *)s->chunks : (const void *)no_chunks;
+        g->chunk = cg_load_elem(f, cg_ptr(m), cg_const_ptr(m, chunks), idx);
         LLVMValueRef mask = cg_const_i64(m, 0xffffffffLL);
         lo = LLVMBuildAnd(b, begin, mask, "");
         hi = LLVMBuildAnd(b, end, mask, "");

@@ -117,7 +117,7 @@ static void test_sum(void)
         CHECK(s->ir_instructions > 5);
         CHECK(s->object_bytes > 0);
         CHECK(s->total_us >= s->codegen_us + s->optimize_us);
-        if (modes[k] == CG_MODE_FAST) CHECK_EQ_INT(s->optimize_us, 0);
+        CHECK(s->optimize_us > 0); /* both modes run IR passes (opt.c) */
         printf("sum %s: %u IR instructions, total %lld us (verify %lld, passes %lld, "
                "codegen %lld, link %lld), %zu object bytes\n",
                cg_mode_name(modes[k]), s->ir_instructions, (long long)s->total_us,
