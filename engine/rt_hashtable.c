@@ -20,19 +20,7 @@ sto_status eng_join_ht_init(eng_join_ht *ht, uint64_t count, eng_mem *mem, int n
     ht->mem = mem;
     ht->count = count;
     ht->mask = slots - 1;
-    size_t bytes = slots * sizeof(uint64_t);
-    if (node >= 0) return eng_mem_alloc_zero(mem, bytes, node, (void **)&ht->dir);
-    STO_TRY(eng_mem_reserve(mem, bytes));
-    void *dir = NULL;
-    if (posix_memalign(&dir, 64, bytes) != 0) {
-        eng_mem_release(mem, bytes);
-        return sto_error(STO_OUT_OF_MEMORY, "out of memory: join table of %llu slots",
-                         (unsigned long long)slots);
-    }
-    memset(dir, 0, bytes);
-    ht->dir = dir;
-    ht->dir_heap = true;
-    return STO_OK;
+    return eng_mem_alloc_zero(mem, slots * sizeof(uint64_t), node, (void **)&ht->dir);
 }
 
 sto_status eng_join_ht_prepare(eng_join_ht *ht, eng_join_mat *const *mats, unsigned n, eng_mem *mem)
@@ -115,16 +103,7 @@ static sto_status filter_alloc(eng_join_ht *ht, uint64_t min_entries)
         ht->filter_mask = 0;
         return STO_OK;
     }
-    size_t bytes = words * sizeof(uint64_t);
-    STO_TRY(eng_mem_reserve(ht->mem, bytes));
-    void *f = NULL;
-    if (posix_memalign(&f, 64, bytes) != 0) {
-        eng_mem_release(ht->mem, bytes);
-        return sto_error(STO_OUT_OF_MEMORY, "out of memory: join filter of %llu words",
-                         (unsigned long long)words);
-    }
-    memset(f, 0, bytes);
-    ht->filter = f;
+    STO_TRY(eng_mem_alloc_zero(ht->mem, words * sizeof(uint64_t), -1, (void **)&ht->filter));
     ht->filter_mask = words - 1;
     return STO_OK;
 }
@@ -200,17 +179,8 @@ int32_t eng_join_ht_unmatched_slice(cg_error *err, const eng_join_ht *ht, const 
 
 void eng_join_ht_free(eng_join_ht *ht)
 {
-    size_t bytes = (ht->mask + 1) * sizeof(uint64_t);
-    if (ht->dir && ht->dir_heap) {
-        free(ht->dir);
-        eng_mem_release(ht->mem, bytes);
-    } else if (ht->dir) {
-        eng_mem_free(ht->mem, ht->dir, bytes);
-    }
-    if (ht->filter) {
-        free(ht->filter);
-        eng_mem_release(ht->mem, (ht->filter_mask + 1) * sizeof(uint64_t));
-    }
+    if (ht->dir) eng_mem_free(ht->mem, ht->dir, (ht->mask + 1) * sizeof(uint64_t));
+    if (ht->filter) eng_mem_free(ht->mem, ht->filter, (ht->filter_mask + 1) * sizeof(uint64_t));
     free(ht->spans);
     memset(ht, 0, sizeof(*ht));
 }

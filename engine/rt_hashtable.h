@@ -42,7 +42,6 @@ typedef struct eng_join_ht {
     uint64_t mask;  /* slots - 1 */
     uint64_t count; /* entries inserted (known before inserting) */
     eng_mem *mem;
-    bool dir_heap; /* dir came from the heap (eng_join_ht_init says why) */
     /* The optional semi-join filter (eng_join_ht_filter_init): filter_mask
      * + 1 words, a power of two; NULL lets every hash through. */
     uint64_t *filter;
@@ -125,9 +124,9 @@ sto_status eng_join_ht_filter_mats(eng_join_ht *ht, eng_join_mat *const *mats, u
 eng_join_entry *eng_rt_join_ht_lookup(const void *ht, uint64_t hash);
 
 /* Sizes the directory for `count` entries (allocated zeroed on mem, 53200
- * when it does not fit). With node -1 the words come from the process heap
- * and are zeroed here rather than mapped fresh: the heap hands back pages
- * an earlier query already touched, where fresh pages cost a fault each
+ * when it does not fit). On a machine with one NUMA node eng_mem takes
+ * even a big directory from the process heap, which hands back pages an
+ * earlier query already touched, where fresh pages cost a fault each
  * (about 3 us here: 1.4 ms of a 2 MB directory's build). */
 sto_status eng_join_ht_init(eng_join_ht *ht, uint64_t count, eng_mem *mem, int node);
 
