@@ -233,7 +233,7 @@ static sto_status fit_string(cg_x *x, sto_type from, sto_type to, cg_val in, cg_
     LLVMValueRef v = in.null ? cg_x_sanitize(x, in.v, in.null, LLVMConstNull(str)) : in.v;
     LLVMValueRef need = cg_const_bool(x->m, true);
     if (!strip) {
-        LLVMValueRef len = LLVMBuildExtractValue(b, v, 0, "");
+        LLVMValueRef len = LLVMBuildTrunc(b, LLVMBuildExtractValue(b, v, 0, ""), i32, "");
         need = LLVMBuildICmp(b, LLVMIntUGT, len, cg_const_i32(x->m, (int32_t)to.length), "");
     }
     LLVMValueRef skip = LLVMBuildNot(b, need, "");

@@ -38,36 +38,10 @@ LLVMValueRef cg_x_str_spill(cg_x *x, LLVMValueRef s)
     return slot;
 }
 
-/* The words of a constant %sto_str, when s is one. */
-static bool const_words(LLVMValueRef s, uint64_t *w0, uint64_t *w1)
-{
-    if (!LLVMIsConstant(s)) return false;
-    LLVMValueRef len = LLVMGetAggregateElement(s, 0);
-    LLVMValueRef prefix = LLVMGetAggregateElement(s, 1);
-    LLVMValueRef tail = LLVMGetAggregateElement(s, 2);
-    if (!len || !prefix || !tail || !LLVMIsAConstantInt(len)) return false;
-    uint64_t p = 0;
-    for (unsigned i = 0; i < 4; i++) {
-        LLVMValueRef c = LLVMGetAggregateElement(prefix, i);
-        if (!c || !LLVMIsAConstantInt(c)) return false;
-        p |= (LLVMConstIntGetZExtValue(c) & 0xFF) << (8 * i);
-    }
-    uint64_t t = 0;
-    if (!LLVMIsNull(tail)) {
-        if (!LLVMIsAConstantExpr(tail) || LLVMGetConstOpcode(tail) != LLVMIntToPtr) return false;
-        LLVMValueRef i = LLVMGetOperand(tail, 0);
-        if (!LLVMIsAConstantInt(i)) return false;
-        t = LLVMConstIntGetZExtValue(i);
-    }
-    *w0 = (LLVMConstIntGetZExtValue(len) & 0xFFFFFFFF) | p << 32;
-    *w1 = t;
-    return true;
-}
-
 void cg_x_str_words(cg_x *x, LLVMValueRef s, LLVMValueRef *w0, LLVMValueRef *w1)
 {
     uint64_t c0, c1;
-    if (const_words(s, &c0, &c1)) {
+    if (cg_const_str_words(s, &c0, &c1)) {
         *w0 = LLVMConstInt(cg_i64(x->m), c0, 0);
         *w1 = LLVMConstInt(cg_i64(x->m), c1, 0);
         return;
@@ -85,7 +59,7 @@ void cg_x_str_words(cg_x *x, LLVMValueRef s, LLVMValueRef *w0, LLVMValueRef *w1)
 static bool const_len(LLVMValueRef s, uint32_t *len)
 {
     uint64_t w0, w1;
-    if (!const_words(s, &w0, &w1)) return false;
+    if (!cg_const_str_words(s, &w0, &w1)) return false;
     *len = (uint32_t)w0;
     return true;
 }

@@ -123,9 +123,13 @@ static void init_types(cg_module *m)
     m->ptr = LLVMPointerTypeInContext(c, 0);
     m->void_ = LLVMVoidTypeInContext(c);
 
+    /* Two words, as the generated code reads a string (expr_string.c): a
+     * struct of the C fields made every load or store of a string one per
+     * field, and SROA rebuilt the words from them with shifts and ors (half
+     * of the IR of a pipeline grouping by strings). */
     m->str = LLVMStructCreateNamed(c, "sto_str");
-    LLVMTypeRef str_fields[] = {m->i32, LLVMArrayType2(m->i8, 4), m->ptr};
-    LLVMStructSetBody(m->str, str_fields, 3, 0);
+    LLVMTypeRef str_fields[] = {m->i64, m->i64};
+    LLVMStructSetBody(m->str, str_fields, 2, 0);
 
     m->error = LLVMStructCreateNamed(c, "cg_error");
     LLVMTypeRef err_fields[] = {m->i32, m->i32, m->i64, m->ptr};
@@ -313,21 +317,25 @@ LLVMValueRef cg_const_ptr(const cg_module *m, const void *p)
     return LLVMConstIntToPtr(LLVMConstInt(m->i64, (uintptr_t)p, 0), m->ptr);
 }
 
-/* A string reference constant with exactly the bytes of *s: the union's
- * eight bytes travel as an integer turned pointer. */
+/* A string reference constant with exactly the bytes of *s, as its two
+ * words. */
 static LLVMValueRef const_str(const cg_module *m, const sto_str *s)
 {
-    LLVMValueRef prefix[4];
-    for (int i = 0; i < 4; i++)
-        prefix[i] = LLVMConstInt(m->i8, (uint8_t)s->prefix[i], 0);
-    uint64_t tail;
-    memcpy(&tail, &s->u, sizeof(tail));
-    LLVMValueRef fields[] = {
-        LLVMConstInt(m->i32, s->len, 0),
-        LLVMConstArray2(m->i8, prefix, 4),
-        LLVMConstIntToPtr(LLVMConstInt(m->i64, tail, 0), m->ptr),
-    };
-    return LLVMConstNamedStruct(m->str, fields, 3);
+    uint64_t w[2];
+    memcpy(w, s, sizeof(w));
+    LLVMValueRef fields[] = {LLVMConstInt(m->i64, w[0], 0), LLVMConstInt(m->i64, w[1], 0)};
+    return LLVMConstNamedStruct(m->str, fields, 2);
+}
+
+bool cg_const_str_words(LLVMValueRef s, uint64_t *w0, uint64_t *w1)
+{
+    if (!LLVMIsConstant(s)) return false;
+    LLVMValueRef a = LLVMGetAggregateElement(s, 0);
+    LLVMValueRef b = LLVMGetAggregateElement(s, 1);
+    if (!a || !b || !LLVMIsAConstantInt(a) || !LLVMIsAConstantInt(b)) return false;
+    *w0 = LLVMConstIntGetZExtValue(a);
+    *w1 = LLVMConstIntGetZExtValue(b);
+    return true;
 }
 
 #define CG_CONST_uint8_t(m, p) LLVMConstInt((m)->i8, *(const uint8_t *)(p), 0)

@@ -98,8 +98,13 @@ cg_jit *cg_module_jit(const cg_module *m);
 
 /* The LLVM type of a value of a SQL type (expands STO_TYPE_LIST): BOOLEAN i8,
  * INTEGER/DATE i32, BIGINT/DECIMAL i64, DOUBLE double, CHAR/VARCHAR the
- * 16-byte struct %sto_str = { i32, [4 x i8], ptr }. */
+ * 16-byte struct %sto_str = { i64, i64 }: the sto_str's two words, the
+ * first len | prefix << 32, the second the inline bytes 5-12 or the
+ * pointer. */
 LLVMTypeRef cg_type(const cg_module *m, sto_type_id id);
+
+/* The two words of a constant %sto_str; false when s is not a constant. */
+bool cg_const_str_words(LLVMValueRef s, uint64_t *w0, uint64_t *w1);
 
 /* Plain LLVM types of the module's context. */
 LLVMTypeRef cg_i1(const cg_module *m);

@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <llvm-c/Analysis.h>
 #include <llvm-c/Error.h>
@@ -16,6 +17,8 @@
 #include <llvm-c/Orc.h>
 #include <llvm-c/Target.h>
 #include <llvm-c/TargetMachine.h>
+
+#include "codegen/perf_map.h"
 
 /* Idle target machines kept per mode; more compile at once create extra
  * ones and dispose of them afterwards. */
@@ -67,6 +70,9 @@ struct cg_jit {
     /* RACKDB_JIT_DUMP=dir: every module's IR, as built, goes to
      * dir/<symbol>.<mode>.ll (malloc; NULL: not dumped) */
     char *dump_dir;
+    /* RACKDB_PERF_MAP=1 or cg_jit_options.perf_map_path: names for the
+     * generated functions in perf profiles (perf_map.h); NULL: none */
+    cg_perf_map *perf_map;
 
     atomic_uint_fast64_t next_module_id;
     atomic_size_t live_code;
@@ -202,6 +208,20 @@ static sto_status create_lljit(cg_jit *jit)
     return STO_OK;
 }
 
+/* The perf map, when asked for by the options or RACKDB_PERF_MAP. */
+static sto_status open_perf_map(cg_jit *jit, const cg_jit_options *options)
+{
+    const char *path = options ? options->perf_map_path : NULL;
+    char tmp[64];
+    const char *env = getenv("RACKDB_PERF_MAP");
+    if (!path && env && *env && strcmp(env, "0") != 0) {
+        /* where perf looks for the names of a process's JIT'd code */
+        snprintf(tmp, sizeof(tmp), "/tmp/perf-%ld.map", (long)getpid());
+        path = tmp;
+    }
+    return path ? cg_perf_map_open(path, &jit->perf_map) : STO_OK;
+}
+
 sto_status cg_jit_create(const cg_jit_options *options, cg_jit **out)
 {
     *out = NULL;
@@ -237,6 +257,7 @@ sto_status cg_jit_create(const cg_jit_options *options, cg_jit **out)
     atomic_init(&jit->freed, 0);
     sto_status st = choose_target(jit, options);
     if (!st) st = create_lljit(jit);
+    if (!st) st = open_perf_map(jit, options);
     if (st) {
         sto_status_free(cg_jit_destroy(jit));
         return st;
@@ -275,6 +296,7 @@ sto_status cg_jit_destroy(cg_jit *jit)
     LLVMDisposeMessage(jit->features);
     free(jit->data_layout);
     free(jit->dump_dir);
+    cg_perf_map_close(jit->perf_map);
     pthread_mutex_destroy(&jit->lock);
     pthread_mutex_destroy(&jit->error_lock);
     pthread_mutex_destroy(&jit->cache_lock);
@@ -519,6 +541,42 @@ static void log_compile(const cg_compile_stats *s)
             (long long)s->total_us, (long long)s->cpu_us);
 }
 
+/* For the perf map: the sizes of m's functions in obj (malloc; NULL when
+ * there is no map or no memory, which only loses the map's lines). */
+static uint64_t *perf_sizes(const cg_jit *jit, const cg_module *m, LLVMMemoryBufferRef obj)
+{
+    unsigned n = cg_module_fn_count(m);
+    if (!jit->perf_map || !obj || n == 0) return NULL;
+    uint64_t *sizes = malloc(n * sizeof(*sizes));
+    const char **symbols = malloc(n * sizeof(*symbols));
+    if (sizes && symbols) {
+        for (unsigned i = 0; i < n; i++)
+            symbols[i] = cg_module_fn_symbol(m, i);
+        cg_perf_map_sizes(obj, n, symbols, sizes);
+    }
+    free(symbols);
+    if (!symbols) {
+        free(sizes);
+        return NULL;
+    }
+    return sizes;
+}
+
+/* One perf map line per function of the linked code. */
+static void perf_write(cg_jit *jit, const cg_code *code, const char *module, cg_mode mode,
+                       const uint64_t *sizes)
+{
+    for (unsigned i = 0; sizes && i < code->nfns; i++) {
+        char name[256];
+        if (strcmp(code->fns[i].name, "pipeline") == 0)
+            snprintf(name, sizeof(name), "rackdb_%s_%s", module, cg_mode_name(mode));
+        else
+            snprintf(name, sizeof(name), "rackdb_%s_%s_%s", module, code->fns[i].name,
+                     cg_mode_name(mode));
+        cg_perf_map_write(jit->perf_map, code->fns[i].addr, sizes[i], name);
+    }
+}
+
 sto_status cg_jit_compile(cg_jit *jit, cg_module *m, cg_mode mode, cg_code **out)
 {
     *out = NULL;
@@ -537,10 +595,17 @@ sto_status cg_jit_compile(cg_jit *jit, cg_module *m, cg_mode mode, cg_code **out
     code->stats.ir_instructions = count_instructions(cg_module_llvm(m));
 
     if (jit->dump_dir) dump_module(jit, m, mode);
+    char module[64] = "";
+    if (jit->perf_map) {
+        size_t len = 0;
+        const char *id = LLVMGetModuleIdentifier(cg_module_llvm(m), &len);
+        snprintf(module, sizeof(module), "%.*s", (int)len, id);
+    }
     LLVMMemoryBufferRef obj = NULL;
     st = emit_object(jit, m, mode, &code->stats, &obj);
     /* The IR is not needed any more: free its context before linking. */
     cg_module_drop_ir(m);
+    uint64_t *sizes = st ? NULL : perf_sizes(jit, m, obj);
     if (!st) st = bind_externs(jit, m);
     int64_t t_link = cg_clock_us();
     if (!st) {
@@ -550,6 +615,8 @@ sto_status cg_jit_compile(cg_jit *jit, cg_module *m, cg_mode mode, cg_code **out
     code->stats.link_us = cg_clock_us() - t_link;
     if (obj) LLVMDisposeMemoryBuffer(obj);
     cg_module_destroy(m);
+    if (!st) perf_write(jit, code, module, mode, sizes);
+    free(sizes);
     if (st) {
         sto_status_free(remove_tracker(jit, code->tracker));
         free_code_memory(code);
@@ -591,8 +658,9 @@ sto_status cg_code_free(cg_code *code)
 /* --- the code cache ------------------------------------------------------ */
 
 /* The cache's key: the mode and the module's IR text with the module's own
- * symbol prefix ("@cg17_pipeline" → "@pipeline") cut out, so that two
- * modules built alike have the same key. malloc'd; NULL when out of memory. */
+ * symbol prefix ("@cg17_pipeline" → "@pipeline") and its name (the
+ * "; ModuleID" and source_filename lines) cut out, so that two modules
+ * built alike have the same key. malloc'd; NULL when out of memory. */
 static char *cache_key(cg_module *m, cg_mode mode, size_t *len)
 {
     char *text = LLVMPrintModuleToString(cg_module_llvm(m));
@@ -605,7 +673,15 @@ static char *cache_key(cg_module *m, cg_mode mode, size_t *len)
     if (key) {
         char *w = key;
         w += sprintf(w, "%s\n", cg_mode_name(mode));
-        for (const char *r = text; *r;) {
+        const char *r = text;
+        /* the name: the first two lines */
+        for (int skip = 0; skip < 2 && (strncmp(r, "; ModuleID", 10) == 0 ||
+                                        strncmp(r, "source_filename", 15) == 0);
+             skip++) {
+            const char *nl = strchr(r, '\n');
+            r = nl ? nl + 1 : r + strlen(r);
+        }
+        while (*r) {
             if (plen && r[0] == '@' && strncmp(r + 1, fn, plen) == 0) {
                 *w++ = '@';
                 r += 1 + plen;

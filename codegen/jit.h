@@ -37,7 +37,9 @@
  * Looking inside (read when the JIT is created): RACKDB_JIT_STATS=1 in the
  * environment makes every compile write its cg_compile_stats as one line
  * to stderr; RACKDB_JIT_DUMP=dir writes every module's IR, as built, to
- * dir/<prefix>pipeline.<mode>.ll.
+ * dir/<prefix>pipeline.<mode>.ll; RACKDB_PERF_MAP=1 writes the names and
+ * address ranges of all generated functions to /tmp/perf-<pid>.map, where
+ * perf finds them (perf_map.h).
  *
  * The target is x86-64-v3 (AVX2, BMI2, FMA) unless native_cpu is asked for,
  * so the code runs anywhere the rest of rackdb (-march=x86-64-v3) runs,
@@ -59,6 +61,9 @@ typedef struct cg_code cg_code;
 
 typedef struct cg_jit_options {
     bool native_cpu; /* compile for this machine's CPU instead of x86-64-v3 */
+    /* Keep a perf map (perf_map.h) in this file; NULL: /tmp/perf-<pid>.map
+     * when RACKDB_PERF_MAP=1 is in the environment, else none. */
+    const char *perf_map_path;
 } cg_jit_options;
 
 /* Where a compile spent its time, in microseconds, and what it produced. */

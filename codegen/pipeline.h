@@ -210,7 +210,14 @@ typedef struct cg_step {
     uint32_t count;
     const sql_proj_item *items;
     cg_probe *probe; /* PROBE */
+    /* FILTER: the planner's estimate of the share of rows that pass, or 0
+     * when there is none. A pipeline's first filter runs over batches of
+     * rows into a selection vector unless at least CG_DENSE_FILTER_SHARE
+     * of them pass (then the one loop costs less: see pipeline.c). */
+    double pass_share;
 } cg_step;
+
+#define CG_DENSE_FILTER_SHARE 0.9
 
 typedef enum cg_sink_kind {
     CG_SINK_ROWS, /* append exprs as one row (row format over ncols) */
@@ -255,25 +262,30 @@ typedef struct cg_sink {
     const cg_agg_slot *aggs;
     cg_agg_find_fn find;
     cg_agg_distinct_fn distinct;
-    /* AGG, optional (probe.enabled): the layout of the runtime's tables, so
-     * the generated code can walk the group's chain (linear probing) itself
-     * and call find only when the table does not hold the group. Partition
-     * p (the top `parts_log` bits of the hash) is at sink_state +
-     * parts_offset + p * part_bytes, with its slot array (uint8_t **) at
-     * slots_offset, its power-of-two capacity (uint64_t) at cap_offset and
-     * a count (uint64_t) at found_offset that a hit in the table adds one
-     * to; an entry holds its hash at 0, its key row at key_offset and its
-     * states at states_offset. */
+    /* AGG, optional (probe.enabled): the layout of the worker's table, so
+     * the generated code can walk the group's run (linear probing) itself
+     * and call find only when the table does not hold the group. At
+     * sink_state: the table (uint8_t *, NULL before the first find) at
+     * table_offset, uint64_t words at mask_offset (slots - 1),
+     * part_shift_offset and low_mask_offset (the home slot of a hash is
+     * ((hash >> (64 - parts_log)) << part_shift) | (hash & low_mask)),
+     * and the groups in the table at count_offset: while they are fewer
+     * than the uint64_t at limit_offset, the code puts a new group in the
+     * empty slot it met itself. Entries of entry_bytes lie in the slots: the hash at 0, 1 in
+     * the byte at used_offset when the slot is taken (0 when free), the
+     * key row at key_offset and the states (zero for a new group) at
+     * states_offset, to the entry's end. */
     struct {
         bool enabled;
-        uint32_t parts_offset, part_bytes, parts_log, slots_offset, cap_offset;
-        uint32_t found_offset;
-        uint32_t key_offset, states_offset;
+        uint32_t table_offset, mask_offset, part_shift_offset, low_mask_offset;
+        uint32_t count_offset, limit_offset;
+        uint32_t parts_log, entry_bytes, used_offset, key_offset, states_offset;
     } probe;
 } cg_sink;
 
 typedef struct cg_pipeline_desc {
-    const char *name;
+    const char *name; /* of the module; NULL: "p<id>" */
+    unsigned id;      /* the pipeline's number in its query, as EXPLAIN shows it */
     const sql_plan_ctx *ctx;
     cg_source source;
     uint32_t nsteps;

@@ -381,7 +381,7 @@ static void describe(const eng_physical *ph, const eng_pipe *p, prun *r, const e
                      cg_pipeline_desc *d)
 {
     memset(d, 0, sizeof(*d));
-    d->name = "pipeline";
+    d->id = p->id + 1; /* as EXPLAIN numbers it */
     d->ctx = ph->plan->ctx;
     cg_source *s = &d->source;
     s->ncols = p->nin;
@@ -433,12 +433,15 @@ static void describe(const eng_physical *ph, const eng_pipe *p, prun *r, const e
         k->find = eng_rt_agg_find;
         k->distinct = eng_rt_agg_distinct;
         k->probe.enabled = true;
-        k->probe.parts_offset = offsetof(eng_agg_local, parts);
-        k->probe.part_bytes = sizeof(eng_agg_part);
+        k->probe.table_offset = offsetof(eng_agg_local, table);
+        k->probe.mask_offset = offsetof(eng_agg_local, mask);
+        k->probe.part_shift_offset = offsetof(eng_agg_local, part_shift);
+        k->probe.low_mask_offset = offsetof(eng_agg_local, low_mask);
+        k->probe.count_offset = offsetof(eng_agg_local, count);
+        k->probe.limit_offset = offsetof(eng_agg_local, limit);
         k->probe.parts_log = ENG_AGG_PARTS_LOG;
-        k->probe.slots_offset = offsetof(eng_agg_part, slots);
-        k->probe.cap_offset = offsetof(eng_agg_part, cap);
-        k->probe.found_offset = offsetof(eng_agg_part, found);
+        k->probe.entry_bytes = p->agg.entry_bytes;
+        k->probe.used_offset = ENG_AGG_ENTRY_USED;
         k->probe.key_offset = ENG_AGG_ENTRY_HEAD;
         k->probe.states_offset = ENG_AGG_ENTRY_HEAD + p->agg.key_bytes;
     } else if (p->sink == ENG_SINK_JOIN || p->sink == ENG_SINK_PARTITION) {

@@ -438,9 +438,13 @@ static sto_status open_pipe(builder *b, const sql_lop *op, unsigned *id)
         p->est_rows = op->values.nrows;
         return STO_OK;
     }
-    case SQL_LOP_FILTER:
+    case SQL_LOP_FILTER: {
         STO_TRY(open_pipe(b, op->left, id));
-        return add_step(b, *id, op, (cg_step){CG_STEP_FILTER, op->filter.pred, 0, NULL});
+        cg_step step = {CG_STEP_FILTER, op->filter.pred, 0, NULL, NULL, 0};
+        if (op->left->est_rows > 0 && op->est_rows >= 0)
+            step.pass_share = op->est_rows / op->left->est_rows;
+        return add_step(b, *id, op, step);
+    }
     case SQL_LOP_PROJECT:
         STO_TRY(open_pipe(b, op->left, id));
         return add_step(b, *id, op,

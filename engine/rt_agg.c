@@ -9,7 +9,7 @@
 #include <string.h>
 
 #define ENTRY_HEAD   ENG_AGG_ENTRY_HEAD /* padded so states stay 16-byte aligned */
-#define ENTRY_FOLDED 8                  /* the byte the merge sets */
+#define ENTRY_FOLDED 9                  /* the byte the merge sets */
 #define BLOCK_BYTES  ((size_t)64 << 10)
 #define BLOCK_HEAD   32 /* keeps entries 16-byte aligned */
 
@@ -210,13 +210,15 @@ static sto_status dset_add(const eng_rt_mem *m, dset **sp, sto_type t, const uin
     return STO_OK;
 }
 
-/* --- tables -------------------------------------------------------------------------- */
+/* --- spill buffers ------------------------------------------------------------------ */
 
 void eng_agg_local_init(eng_agg_local *a, const eng_agg_layout *l, eng_rt_mem mem)
 {
     memset(a, 0, sizeof(*a));
     a->layout = l;
     a->mem = mem;
+    a->hll_sum = 1u << ENG_AGG_HLL_LOG;
+    a->hll_zeros = 1u << ENG_AGG_HLL_LOG;
 }
 
 /* Entries of a block: [block_first, block_end) in steps of entry_bytes. */
@@ -230,21 +232,43 @@ static inline uint8_t *block_end(eng_agg_block *b)
     return (uint8_t *)b + BLOCK_HEAD + b->used;
 }
 
+static inline uint64_t entry_hash(const uint8_t *e)
+{
+    uint64_t h;
+    memcpy(&h, e, 8);
+    return h;
+}
+
+static inline unsigned hash_part(uint64_t h)
+{
+    return (unsigned)(h >> (64 - ENG_AGG_PARTS_LOG));
+}
+
+/* The merge's split of a partition: the ENG_AGG_SUB_LOG bits below the
+ * partition's. */
+static inline unsigned hash_sub(uint64_t h)
+{
+    return (unsigned)((h << ENG_AGG_PARTS_LOG) >> (64 - ENG_AGG_SUB_LOG));
+}
+
+/* The distinct sets an entry owns go back. */
+static void entry_free_sets(const eng_agg_layout *l, const eng_rt_mem *m, uint8_t *e)
+{
+    for (uint32_t k = 0; k < l->naggs; k++) {
+        if (!cg_agg_is_distinct_set(l->aggs[k].func, l->aggs[k].distinct)) continue;
+        dset *s;
+        memcpy(&s, entry_states(l, e) + l->aggs[k].offset, sizeof(s));
+        if (s) eng_rt_free(m, s, s->bytes);
+    }
+}
+
 static void part_free(const eng_agg_layout *l, const eng_rt_mem *m, eng_agg_part *p)
 {
     /* every entry, folded or not, may own sets (a fold unions src's into
      * dst's and leaves src's) */
-    for (eng_agg_block *b = l->distinct_sets ? p->blocks : NULL; b; b = b->next) {
-        for (uint8_t *e = block_first(b); e < block_end(b); e += l->entry_bytes) {
-            for (uint32_t k = 0; k < l->naggs; k++) {
-                if (!cg_agg_is_distinct_set(l->aggs[k].func, l->aggs[k].distinct)) continue;
-                dset *s;
-                memcpy(&s, entry_states(l, e) + l->aggs[k].offset, sizeof(s));
-                if (s) eng_rt_free(m, s, s->bytes);
-            }
-        }
-    }
-    eng_rt_free(m, p->slots, p->cap * sizeof(*p->slots));
+    for (eng_agg_block *b = l->distinct_sets ? p->blocks : NULL; b; b = b->next)
+        for (uint8_t *e = block_first(b); e < block_end(b); e += l->entry_bytes)
+            entry_free_sets(l, m, e);
     for (eng_agg_block *b = p->blocks, *next; b; b = next) {
         next = b->next;
         eng_rt_free(m, b, b->bytes);
@@ -252,34 +276,29 @@ static void part_free(const eng_agg_layout *l, const eng_rt_mem *m, eng_agg_part
     memset(p, 0, sizeof(*p));
 }
 
+static inline uint64_t table_slots(const eng_agg_local *a)
+{
+    return a->table ? a->mask + 1 : 0;
+}
+
+static inline uint8_t *table_entry(const eng_agg_local *a, uint64_t i)
+{
+    return a->table + i * a->layout->entry_bytes;
+}
+
 void eng_agg_local_free(eng_agg_local *a)
 {
+    const eng_agg_layout *l = a->layout;
+    for (uint64_t i = 0; l->distinct_sets && i < table_slots(a); i++)
+        if (table_entry(a, i)[ENG_AGG_ENTRY_USED]) entry_free_sets(l, &a->mem, table_entry(a, i));
+    eng_rt_free(&a->mem, a->table, a->table_bytes);
+    a->table = NULL;
     for (unsigned i = 0; i < ENG_AGG_PARTS; i++)
-        part_free(a->layout, &a->mem, &a->parts[i]);
+        part_free(l, &a->mem, &a->parts[i]);
 }
 
-static sto_status part_grow(const eng_rt_mem *m, eng_agg_part *p)
-{
-    uint64_t cap = p->cap ? p->cap * 2 : 16;
-    uint8_t **slots = NULL;
-    STO_TRY(eng_rt_alloc_zero(m, cap * sizeof(*slots), (void **)&slots));
-    for (uint64_t i = 0; i < p->cap; i++) {
-        uint8_t *e = p->slots[i];
-        if (!e) continue;
-        uint64_t h;
-        memcpy(&h, e, 8);
-        uint64_t j = h & (cap - 1);
-        while (slots[j])
-            j = (j + 1) & (cap - 1);
-        slots[j] = e;
-    }
-    eng_rt_free(m, p->slots, p->cap * sizeof(*p->slots));
-    p->slots = slots;
-    p->cap = cap;
-    return STO_OK;
-}
-
-static sto_status entry_alloc(const eng_agg_layout *l, const eng_rt_mem *m, eng_agg_part *p,
+/* Room for one more entry at the end of p's buffer. */
+static sto_status part_append(const eng_agg_layout *l, const eng_rt_mem *m, eng_agg_part *p,
                               uint8_t **out)
 {
     size_t need = l->entry_bytes;
@@ -303,69 +322,195 @@ static sto_status entry_alloc(const eng_agg_layout *l, const eng_rt_mem *m, eng_
     return STO_OK;
 }
 
-/* A new entry for (hash, key): key copied, states zeroed. */
-static sto_status entry_new(const eng_agg_layout *l, const eng_rt_mem *m, eng_agg_part *p,
-                            uint64_t hash, const uint8_t *key, uint8_t **out)
+/* --- the worker's table ---------------------------------------------------------------- */
+
+/* The table's first size, in slots (at least ENG_AGG_PARTS: every
+ * partition owns a range of them). */
+#define TABLE_MIN_SLOTS 256u
+
+/* The table of a worker whose spills met no group again (below this many
+ * entries per group) takes at most this many bytes (L1). */
+#define TABLE_HOT_BYTES (ENG_AGG_TABLE_BYTES / 32)
+#define HOT_REUSE       1.1
+
+static inline uint64_t home_slot(const eng_agg_local *a, uint64_t h)
 {
-    uint8_t *e = NULL;
-    STO_TRY(entry_alloc(l, m, p, &e));
-    memset(e, 0, l->entry_bytes);
-    memcpy(e, &hash, 8);
-    memcpy(entry_key(e), key, l->key_bytes);
-    p->sub_count[(hash << ENG_AGG_PARTS_LOG) >> (64 - ENG_AGG_SUB_LOG)]++;
-    *out = e;
+    return ((uint64_t)hash_part(h) << a->part_shift) | (h & a->low_mask);
+}
+
+/* The slot of (hash, key) in the table: the group's, or the empty slot
+ * where it goes. */
+static uint8_t *table_probe(const eng_agg_local *a, uint64_t hash, const uint8_t *key)
+{
+    const eng_agg_layout *l = a->layout;
+    for (uint64_t i = home_slot(a, hash);; i = (i + 1) & a->mask) {
+        uint8_t *e = table_entry(a, i);
+        if (!e[ENG_AGG_ENTRY_USED]) return e;
+        if (entry_hash(e) == hash && keys_equal(l, entry_key(e), key)) return e;
+    }
+}
+
+/* Makes the table's memory at t `slots` slots (a power of two). */
+static void table_shape(eng_agg_local *a, uint8_t *t, uint64_t slots)
+{
+    unsigned log = 0;
+    while (((uint64_t)1 << log) < slots)
+        log++;
+    a->table = t;
+    a->limit = slots / 2;
+    a->mask = slots - 1;
+    a->part_shift = log - ENG_AGG_PARTS_LOG;
+    a->low_mask = (slots >> ENG_AGG_PARTS_LOG) - 1;
+}
+
+/* A table of `slots` slots (a power of two) with the entries of the old
+ * one. */
+static sto_status table_resize(eng_agg_local *a, uint64_t slots)
+{
+    const eng_agg_layout *l = a->layout;
+    size_t bytes = slots * l->entry_bytes;
+    uint8_t *t = NULL;
+    STO_TRY(eng_rt_alloc_zero(&a->mem, bytes, (void **)&t));
+    eng_agg_local n = *a; /* the new table, to place entries */
+    table_shape(&n, t, slots);
+    for (uint64_t i = 0; i < table_slots(a); i++) {
+        uint8_t *e = table_entry(a, i);
+        if (!e[ENG_AGG_ENTRY_USED]) continue;
+        memcpy(table_probe(&n, entry_hash(e), entry_key(e)), e, l->entry_bytes);
+    }
+    eng_rt_free(&a->mem, a->table, a->table_bytes);
+    table_shape(a, t, slots);
+    a->table_bytes = bytes;
     return STO_OK;
 }
 
-/* A table that fills while fewer than one find in this many met an old
- * group is dropped (rt_agg.h). */
-#define APPEND_RATIO 8
-
-/* A table at ENG_AGG_LOCAL_CAP that fills while at least one find in
- * this many met an old group grows on (up to ENG_AGG_LOCAL_MAX): its
- * groups come back, and emptying it would give each of them an entry per
- * refill for the merge to fold (rt_agg.h). */
-#define GROW_RATIO 2
-
-/* The entry of (hash, key) in p's table; a new one when missing. A full
- * table at ENG_AGG_LOCAL_CAP grows on, is emptied, or is dropped: its entries stay
- * in the blocks for the merge. */
-static sto_status part_find(const eng_agg_layout *l, const eng_rt_mem *m, eng_agg_part *p,
-                            uint64_t hash, const uint8_t *key, uint8_t **out)
+/* 2^-r for a register's value. */
+static inline double pow2_neg(unsigned r)
 {
-    if (p->append) return entry_new(l, m, p, hash, key, out);
-    if ((p->count + 1) * 2 > p->cap) {
-        if (p->cap < ENG_AGG_LOCAL_CAP || l->distinct_sets ||
-            (p->cap < ENG_AGG_LOCAL_MAX && p->found * GROW_RATIO >= p->count)) {
-            STO_TRY(part_grow(m, p));
-        } else if (p->found * APPEND_RATIO < p->count) {
-            eng_rt_free(m, p->slots, p->cap * sizeof(*p->slots));
-            p->slots = NULL;
-            p->cap = p->count = 0;
-            p->append = true;
-            return entry_new(l, m, p, hash, key, out);
-        } else {
-            memset(p->slots, 0, p->cap * sizeof(*p->slots));
-            p->count = p->found = 0;
+    return 1.0 / (double)((uint64_t)1 << r);
+}
+
+/* HyperLogLog over the groups' hashes: the register from the low bits,
+ * the rank from the run of zeros above them. */
+static void hll_add(eng_agg_local *a, uint64_t h)
+{
+    uint64_t rest = h >> ENG_AGG_HLL_LOG;
+    uint8_t rank = (uint8_t)(rest ? __builtin_ctzll(rest) + 1 : 64 - ENG_AGG_HLL_LOG + 1);
+    uint8_t *r = &a->hll[h & ((1u << ENG_AGG_HLL_LOG) - 1)];
+    if (*r >= rank) return;
+    a->hll_sum += pow2_neg(rank) - pow2_neg(*r);
+    a->hll_zeros -= !*r;
+    *r = rank;
+}
+
+/* Appends every entry of the table to its partition's buffer and empties
+ * the table. */
+static sto_status table_spill(eng_agg_local *a)
+{
+    const eng_agg_layout *l = a->layout;
+    for (uint64_t i = 0; i < table_slots(a); i++) {
+        uint8_t *e = table_entry(a, i);
+        if (!e[ENG_AGG_ENTRY_USED]) continue;
+        uint64_t h = entry_hash(e);
+        eng_agg_part *p = &a->parts[hash_part(h)];
+        uint8_t *to = NULL;
+        STO_TRY(part_append(l, &a->mem, p, &to));
+        memcpy(to, e, l->entry_bytes);
+        p->sub_count[hash_sub(h)]++;
+        hll_add(a, h);
+        e[ENG_AGG_ENTRY_USED] = 0;
+        a->count--;
+        a->spilled++;
+    }
+    a->spills++;
+    return STO_OK;
+}
+
+/* The HyperLogLog estimate from the sum of 2^-register and the zero
+ * registers. */
+static double hll_from(double sum, unsigned zeros)
+{
+    const double m = 1u << ENG_AGG_HLL_LOG;
+    double e = 0.7213 / (1 + 1.079 / m) * m * m / sum;
+    if (e < 2.5 * m && zeros) e = m * log(m / zeros);
+    return e;
+}
+
+/* About how many distinct hashes the registers saw. */
+static double hll_estimate(const uint8_t *regs)
+{
+    double sum = 0;
+    unsigned zeros = 0;
+    for (unsigned i = 0; i < (1u << ENG_AGG_HLL_LOG); i++) {
+        sum += pow2_neg(regs[i]);
+        zeros += !regs[i];
+    }
+    return hll_from(sum, zeros);
+}
+
+/* About how many groups the worker has met (every spill asks: kept up to
+ * date as the registers change rather than summed each time). */
+static double hll_groups(const eng_agg_local *a)
+{
+    return hll_from(a->hll_sum, a->hll_zeros);
+}
+
+/* The full table doubles while it fits ENG_AGG_TABLE_BYTES (or holds
+ * DISTINCT sets), grows to hold every group met when they come back
+ * (rt_agg.h), or else is spilled. */
+static sto_status table_make_room(eng_agg_local *a)
+{
+    const eng_agg_layout *l = a->layout;
+    uint64_t slots = table_slots(a);
+    if (!slots) return table_resize(a, TABLE_MIN_SLOTS);
+    if (l->distinct_sets || (!a->hot && slots * 2 * l->entry_bytes <= ENG_AGG_TABLE_BYTES))
+        return table_resize(a, slots * 2);
+    /* the sketch holds the groups spilled; those in the table may be new */
+    double groups = hll_groups(a) + (double)a->count;
+    double made = (double)(a->spilled + a->count);
+    if (made >= ENG_AGG_REUSE * groups) {
+        uint64_t want = slots * 2;
+        while ((double)want < groups * 2)
+            want *= 2;
+        if (want * l->entry_bytes <= ENG_AGG_TABLE_BIG) {
+            a->hot = false;
+            return table_resize(a, want);
         }
     }
-    uint64_t mask = p->cap - 1, i = hash & mask;
-    for (;;) {
-        uint8_t *e = p->slots[i];
-        if (!e) break;
-        uint64_t h;
-        memcpy(&h, e, 8);
-        if (h == hash && keys_equal(l, entry_key(e), key)) {
-            p->found++;
-            *out = e;
-            return STO_OK;
-        }
-        i = (i + 1) & mask;
+    STO_TRY(table_spill(a));
+    /* No group came back after the spills: a group's rows come together
+     * (q18's lineitems of an order), and a table in L1 holds the groups
+     * at hand as well as a big one; when groups start to come back, it
+     * grows again. */
+    bool hot = a->spills > 1 && made < HOT_REUSE * groups;
+    if (hot && !a->hot) {
+        uint64_t small = TABLE_MIN_SLOTS;
+        while (small * 2 * l->entry_bytes <= TABLE_HOT_BYTES)
+            small *= 2;
+        if (small < slots) table_shape(a, a->table, small);
     }
-    uint8_t *e = NULL;
-    STO_TRY(entry_new(l, m, p, hash, key, &e));
-    p->slots[i] = e;
-    p->count++;
+    a->hot = hot;
+    return STO_OK;
+}
+
+/* The entry of (hash, key) in the table; a new one when missing. */
+static sto_status table_find(eng_agg_local *a, uint64_t hash, const uint8_t *key, uint8_t **out)
+{
+    const eng_agg_layout *l = a->layout;
+    uint8_t *e = a->table ? table_probe(a, hash, key) : NULL;
+    if (e && e[ENG_AGG_ENTRY_USED]) {
+        *out = e;
+        return STO_OK;
+    }
+    if (a->count >= a->limit) {
+        STO_TRY(table_make_room(a));
+        e = table_probe(a, hash, key);
+    }
+    memset(e, 0, l->entry_bytes);
+    memcpy(e, &hash, 8);
+    e[ENG_AGG_ENTRY_USED] = 1;
+    memcpy(entry_key(e), key, l->key_bytes);
+    a->count++;
     *out = e;
     return STO_OK;
 }
@@ -374,15 +519,13 @@ int32_t eng_rt_agg_find(cg_error *err, void *local, uint64_t hash, const uint8_t
                         uint8_t **states)
 {
     eng_agg_local *a = local;
-    const eng_agg_layout *l = a->layout;
-    eng_agg_part *p = &a->parts[hash >> (64 - ENG_AGG_PARTS_LOG)];
     uint8_t *e = NULL;
-    sto_status st = part_find(l, &a->mem, p, hash, key, &e);
+    sto_status st = table_find(a, hash, key, &e);
     if (st) {
         err->detail = st;
         return CG_ERR_RUNTIME;
     }
-    *states = entry_states(l, e);
+    *states = entry_states(a->layout, e);
     return CG_ERR_NONE;
 }
 
@@ -631,6 +774,10 @@ typedef struct merge_slot {
  * 128 KB, which stay in L2 while the entries stream past. */
 #define MERGE_SUB_ENTRIES 4096u
 
+/* A partition whose groups' table would take at most this many bytes is
+ * folded in one table of entries in place (fold_direct). */
+#define MERGE_DIRECT_BYTES ((size_t)512 << 10)
+
 /* How many pairs ahead the fold fetches entries. */
 #define FOLD_AHEAD 8
 
@@ -642,30 +789,77 @@ static uint64_t pow2_at_least(uint64_t n)
     return c;
 }
 
+/* Walks the entries of partition `part` in one worker: its spilled ones,
+ * then its table's (the partition's range of slots, and on past it while
+ * the slots are taken: linear probing may have pushed entries there). */
+typedef struct part_walk {
+    const eng_agg_local *a;
+    unsigned part;
+    eng_agg_block *b;
+    uint8_t *e;         /* the next in block b */
+    uint64_t slot, end; /* the next slot; the range ends at end */
+} part_walk;
+
+static void walk_start(part_walk *w, const eng_agg_local *a, unsigned part)
+{
+    w->a = a;
+    w->part = part;
+    w->b = a->parts[part].blocks;
+    w->e = w->b ? block_first(w->b) : NULL;
+    uint64_t range = table_slots(a) >> ENG_AGG_PARTS_LOG;
+    w->slot = part * range;
+    w->end = w->slot + range;
+}
+
+static uint8_t *walk_next(part_walk *w)
+{
+    const eng_agg_layout *l = w->a->layout;
+    while (w->b) {
+        if (w->e < block_end(w->b)) {
+            uint8_t *e = w->e;
+            w->e += l->entry_bytes;
+            return e;
+        }
+        w->b = w->b->next;
+        w->e = w->b ? block_first(w->b) : NULL;
+    }
+    /* the table is at most half full: the run past the range ends */
+    while (w->a->table) {
+        uint8_t *e = table_entry(w->a, w->slot & w->a->mask);
+        bool past = w->slot >= w->end;
+        w->slot++;
+        if (!e[ENG_AGG_ENTRY_USED]) {
+            if (past) return NULL;
+            continue;
+        }
+        if (hash_part(entry_hash(e)) == w->part) return e;
+    }
+    return NULL;
+}
+
 /* The merge of a partition with more entries than groups, in two steps.
  * A partition of q18's orders holds ~47K entries: one table for all of
  * them would be 2 MB, zeroed, and every fold a cache miss. So the entries
  * are first split by the hash bits below the partition's into
- * sub-partitions of about MERGE_SUB_ENTRIES (the workers counted them as
- * they made the entries: sub_count), their (hash, entry) pairs written out
- * in one pass, and each sub-partition is folded in one small table that is
+ * sub-partitions of about MERGE_SUB_ENTRIES (hist: the entries per
+ * ENG_AGG_SUB_LOG bits), their (hash, entry) pairs written out in one
+ * pass, and each sub-partition is folded in one small table that is
  * cleared and used again. A fold reads the hash from the pair; an entry's
  * key and states are read only when its hash was met before (the entry is
  * fetched ahead all the same). *groups: the groups. */
 static sto_status fold_part(const eng_agg_layout *l, const eng_rt_mem *m,
-                            eng_agg_local *const *locals, unsigned n, unsigned part, uint64_t total,
-                            uint64_t *groups)
+                            eng_agg_local *const *locals, unsigned n, unsigned part,
+                            const uint64_t *hist, uint64_t total, uint64_t *groups)
 {
     unsigned sub_log = 0;
     while (sub_log < ENG_AGG_SUB_LOG && (total >> sub_log) > MERGE_SUB_ENTRIES)
         sub_log++;
     uint64_t nsub = (uint64_t)1 << sub_log;
-    unsigned shift = ENG_AGG_SUB_LOG - sub_log; /* sub_count bucket -> sub-partition */
+    unsigned shift = ENG_AGG_SUB_LOG - sub_log; /* hist bucket -> sub-partition */
     /* start[s]: where sub-partition s's pairs go next */
     uint64_t start[(1u << ENG_AGG_SUB_LOG) + 1] = {0};
-    for (unsigned i = 0; i < n; i++)
-        for (unsigned c = 0; c < (1u << ENG_AGG_SUB_LOG); c++)
-            start[(c >> shift) + 1] += locals[i]->parts[part].sub_count[c];
+    for (unsigned c = 0; c < (1u << ENG_AGG_SUB_LOG); c++)
+        start[(c >> shift) + 1] += hist[c];
     uint64_t most = 0;
     for (uint64_t s = 0; s < nsub; s++) {
         if (start[s + 1] > most) most = start[s + 1];
@@ -675,14 +869,15 @@ static sto_status fold_part(const eng_agg_layout *l, const eng_rt_mem *m,
     uint64_t slots_cap = pow2_at_least(most * 2);
     STO_TRY(eng_rt_alloc(m, total * sizeof(*pairs), (void **)&pairs));
     sto_status st = eng_rt_alloc(m, slots_cap * sizeof(*slots), (void **)&slots);
-    for (unsigned i = 0; !st && i < n; i++)
-        for (eng_agg_block *b = locals[i]->parts[part].blocks; b; b = b->next)
-            for (uint8_t *e = block_first(b); e < block_end(b); e += l->entry_bytes) {
-                uint64_t h;
-                memcpy(&h, e, 8);
-                uint64_t s = sub_log ? (h << ENG_AGG_PARTS_LOG) >> (64 - sub_log) : 0;
-                pairs[start[s]++] = (merge_slot){h, e};
-            }
+    for (unsigned i = 0; !st && i < n; i++) {
+        part_walk w;
+        walk_start(&w, locals[i], part);
+        for (uint8_t *e; (e = walk_next(&w));) {
+            uint64_t h = entry_hash(e);
+            uint64_t s = sub_log ? (h << ENG_AGG_PARTS_LOG) >> (64 - sub_log) : 0;
+            pairs[start[s]++] = (merge_slot){h, e};
+        }
+    }
     /* now sub-partition s's pairs are [start[s - 1], start[s]) */
     for (uint64_t s = 0, from = 0; !st && s < nsub; from = start[s], s++) {
         uint64_t count = start[s] - from;
@@ -715,6 +910,85 @@ static sto_status fold_part(const eng_agg_layout *l, const eng_rt_mem *m,
     return st;
 }
 
+/* A merge table of entries in place. */
+typedef struct merge_table {
+    uint8_t *t;
+    uint64_t slots, count;
+} merge_table;
+
+static inline uint8_t *merge_entry(const eng_agg_layout *l, const merge_table *mt, uint64_t i)
+{
+    return mt->t + i * l->entry_bytes;
+}
+
+/* The slot of e's group in mt: the group's entry, or the free slot for it. */
+static uint8_t *merge_probe(const eng_agg_layout *l, const merge_table *mt, uint8_t *e)
+{
+    uint64_t h = entry_hash(e), mask = mt->slots - 1;
+    for (uint64_t k = h & mask;; k = (k + 1) & mask) {
+        uint8_t *d = merge_entry(l, mt, k);
+        if (!d[ENG_AGG_ENTRY_USED]) return d;
+        if (entry_hash(d) == h && keys_equal(l, entry_key(d), entry_key(e))) return d;
+    }
+}
+
+static sto_status merge_table_resize(const eng_agg_layout *l, const eng_rt_mem *m, merge_table *mt,
+                                     uint64_t slots)
+{
+    merge_table n = {NULL, slots, mt->count};
+    STO_TRY(eng_rt_alloc_zero(m, slots * l->entry_bytes, (void **)&n.t));
+    for (uint64_t i = 0; i < mt->slots; i++) {
+        uint8_t *e = merge_entry(l, mt, i);
+        if (e[ENG_AGG_ENTRY_USED]) memcpy(merge_probe(l, &n, e), e, l->entry_bytes);
+    }
+    eng_rt_free(m, mt->t, mt->slots * l->entry_bytes);
+    *mt = n;
+    return STO_OK;
+}
+
+/* The merge of a partition whose groups fit the L2 cache (`guess`: about
+ * how many): every entry, read in memory order, is folded into its
+ * group's entry in one table of entries in place (which grows when the
+ * guess was low), and the groups are emitted from there. Not for DISTINCT
+ * sets: the table's copy of an entry would share the entry's sets. */
+static sto_status fold_direct(const eng_agg_layout *l, const eng_rt_mem *m,
+                              eng_agg_local *const *locals, unsigned n, unsigned part,
+                              uint64_t guess, eng_rows_sink *out)
+{
+    merge_table mt = {NULL, pow2_at_least(guess * 2), 0};
+    STO_TRY(eng_rt_alloc_zero(m, mt.slots * l->entry_bytes, (void **)&mt.t));
+    sto_status st = STO_OK;
+    for (unsigned i = 0; !st && i < n; i++) {
+        part_walk w;
+        walk_start(&w, locals[i], part);
+        for (uint8_t *e; !st && (e = walk_next(&w));) {
+            if ((mt.count + 1) * 2 > mt.slots) {
+                st = merge_table_resize(l, m, &mt, mt.slots * 2);
+                if (st) break;
+            }
+            uint8_t *d = merge_probe(l, &mt, e);
+            if (d[ENG_AGG_ENTRY_USED]) {
+                st = merge_states(l, m, entry_states(l, d), entry_states(l, e));
+            } else {
+                memcpy(d, e, l->entry_bytes);
+                d[ENG_AGG_ENTRY_USED] = 1;
+                mt.count++;
+            }
+        }
+    }
+    if (!st) st = eng_rows_sink_reserve(out, mt.count);
+    /* Room for every group is reserved: the rows are written in place. */
+    uint32_t rb = out->row_bytes;
+    for (uint64_t i = 0; !st && i < mt.slots; i++) {
+        uint8_t *e = merge_entry(l, &mt, i);
+        if (!e[ENG_AGG_ENTRY_USED]) continue;
+        st = emit_at(l, entry_key(e), entry_states(l, e), out->data + out->rows * rb, rb);
+        out->rows++;
+    }
+    eng_rt_free(m, mt.t, mt.slots * l->entry_bytes);
+    return st;
+}
+
 sto_status eng_agg_merge_part(eng_agg_local *const *locals, unsigned n, unsigned part,
                               eng_rows_sink *out)
 {
@@ -722,32 +996,59 @@ sto_status eng_agg_merge_part(eng_agg_local *const *locals, unsigned n, unsigned
     const eng_agg_layout *l = locals[0]->layout;
     /* The merge allocates on the finalizing thread: no cache. */
     eng_rt_mem m = {locals[0]->mem.mem, NULL, -1};
+    /* the histogram of the entries by the bits below the partition's:
+     * counted by the workers as they spilled, here for their tables */
+    uint64_t hist[1u << ENG_AGG_SUB_LOG] = {0};
     uint64_t total = 0;
     unsigned filled = 0;
-    bool emptied = false;
+    bool spilled = false;
     for (unsigned i = 0; i < n; i++) {
         const eng_agg_part *p = &locals[i]->parts[part];
+        uint64_t before = total;
+        for (unsigned c = 0; c < (1u << ENG_AGG_SUB_LOG); c++)
+            hist[c] += p->sub_count[c];
         total += p->entries;
-        filled += p->entries > 0;
-        emptied |= p->entries != p->count;
+        part_walk w;
+        walk_start(&w, locals[i], part);
+        w.b = NULL; /* the spilled ones are counted */
+        for (uint8_t *e; (e = walk_next(&w)); total++)
+            hist[hash_sub(entry_hash(e))]++;
+        filled += total > before;
+        spilled |= total > before && locals[i]->spills;
     }
     if (!total) return STO_OK;
     uint64_t groups = total;
-    if (filled > 1 || emptied) {
+    if ((filled > 1 || spilled) && !l->distinct_sets) {
+        /* the groups of the partition: those the workers' sketches saw
+         * (all they spilled) plus those in their tables, spread evenly */
+        uint8_t regs[1u << ENG_AGG_HLL_LOG] = {0};
+        uint64_t in_tables = 0;
+        for (unsigned i = 0; i < n; i++) {
+            for (unsigned r = 0; r < (1u << ENG_AGG_HLL_LOG); r++)
+                if (locals[i]->hll[r] > regs[r]) regs[r] = locals[i]->hll[r];
+            in_tables += locals[i]->count;
+        }
+        uint64_t guess = (uint64_t)(hll_estimate(regs) * 1.1 + (double)in_tables) / ENG_AGG_PARTS;
+        if (guess > total) guess = total;
+        if (guess * 2 * l->entry_bytes <= MERGE_DIRECT_BYTES)
+            return fold_direct(l, &m, locals, n, part, guess, out);
+    }
+    if (filled > 1 || spilled) {
         groups = 0;
-        STO_TRY(fold_part(l, &m, locals, n, part, total, &groups));
+        STO_TRY(fold_part(l, &m, locals, n, part, hist, total, &groups));
     }
     STO_TRY(eng_rows_sink_reserve(out, groups));
     /* Room for every group is reserved: the rows are written in place. */
     uint32_t rb = out->row_bytes;
-    for (unsigned i = 0; i < n; i++)
-        for (eng_agg_block *b = locals[i]->parts[part].blocks; b; b = b->next)
-            for (uint8_t *e = block_first(b); e < block_end(b); e += l->entry_bytes) {
-                if (e[ENTRY_FOLDED]) continue;
-                STO_TRY(
-                    emit_at(l, entry_key(e), entry_states(l, e), out->data + out->rows * rb, rb));
-                out->rows++;
-            }
+    for (unsigned i = 0; i < n; i++) {
+        part_walk w;
+        walk_start(&w, locals[i], part);
+        for (uint8_t *e; (e = walk_next(&w));) {
+            if (e[ENTRY_FOLDED]) continue;
+            STO_TRY(emit_at(l, entry_key(e), entry_states(l, e), out->data + out->rows * rb, rb));
+            out->rows++;
+        }
+    }
     return STO_OK;
 }
 

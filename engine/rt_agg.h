@@ -1,49 +1,61 @@
 /*
- * rt_agg.h — hash aggregation: thread-local pre-aggregation into
- * partitioned hash tables, then a partition-wise parallel merge.
+ * rt_agg.h — hash aggregation: per worker, one pre-aggregation table that
+ * spills to hash partitions, then a partition-wise parallel merge.
  *
- *   morsels (generated code, per worker)       finalize (per partition p)
- *   ─────────────────────────────────────      ─────────────────────────────
- *   key row + hash ─► eng_rt_agg_find ─► the    merge partition p of every
- *   group's states, updated inline by the      worker's table into one table,
- *   generated code (layout: pipeline.h)        then emit its groups as rows
+ *   morsels (generated code, per worker)        finalize (per partition p)
+ *   ──────────────────────────────────────      ─────────────────────────────
+ *   key row + hash ─► the worker's table ─┐     fold partition p of every
+ *     (probed inline; eng_rt_agg_find     │     worker (its spilled entries
+ *      for a group it does not hold)      │     and its table's) into one
+ *   full table ─► spilled, entry by entry ┘     group each, emit the groups
+ *     to its partition's buffer                 as rows
  *
- * A group lives in an entry: its 64-bit hash, its key row (the row format
- * over the group keys) and its aggregate states. The hash's top bits choose
- * one of ENG_AGG_PARTS partitions, its low bits the slot in that
- * partition's open-addressing table of entry pointers; entries never move,
- * so generated code may keep the state pointer it got.
+ * A group lives in an entry: its 64-bit hash, a byte that says the table
+ * slot is taken, a byte the merge sets when it folded the entry into
+ * another of its group, then its key row (the row format over the group
+ * keys) and its aggregate states. The hash's top ENG_AGG_PARTS_LOG bits
+ * choose its partition.
  *
- * A worker's table of a partition grows only up to ENG_AGG_LOCAL_CAP slots,
- * so all its tables stay in cache, unless its lookups often met a group
- * again (at least one in two, counted since it was last emptied): then
- * every entry a refill would add is one more for the merge to fold (200K
- * part keys in random order over lineitem), and it grows on up to
- * ENG_AGG_LOCAL_MAX. When a full table needs one more group it is
- * emptied instead (the entries stay where they are, appended to the
- * partition's blocks) and fills again: a group may then have several
- * entries, in one worker or in several. Few groups never fill a table.
- * When a table fills while its lookups rarely found a group that was not
- * new (q18's orders: the generated code meets a group's later rows at the
- * entry it remembers from the row before, so the table only ever sees new
- * groups), the table is dropped and the partition appends an entry per
- * lookup: the generated code sees no slots and calls find at once, and
- * no cache miss is spent on a table that does not reduce anything.
- * Either way no table grows past ENG_AGG_LOCAL_MAX slots. Only
- * aggregations with DISTINCT sets keep growing their tables: an entry
- * more costs them a set more, and the merge a union of sets.
+ * A worker's table holds its entries in place (open addressing, linear
+ * probing), so a row that meets its group in the table costs one cache
+ * line, and the generated code walks it itself. The home slot of a hash
+ * is its partition's bits followed by its low bits: each partition owns
+ * one contiguous range of slots, which the merge reads directly. The table
+ * starts small and doubles while its groups fit ENG_AGG_TABLE_BYTES (the
+ * L2 cache). When it is full at that size, it is spilled: every entry is
+ * appended to its partition's buffer (64 KB blocks, written in order) and
+ * the table fills again. Groups whose rows come together (lineitem's
+ * orders) or that are few never miss the cache; scattered keys over many
+ * groups cost a sequential write per row instead of cache misses.
  *
- * Finalize merges each partition on its own (in parallel), folding every
- * entry into the first entry of its group, then emits the groups walking
- * the entries in memory order into room reserved for exactly that many.
- * The fold works on pieces of a partition: the hash bits below the
- * partition's split it further (each worker counts its entries per
- * 1 << ENG_AGG_SUB_LOG values of those bits as it makes them: sub_count),
- * so the merge picks pieces of about 4K entries, writes every entry's
- * (hash, pointer) into its piece in one pass, and folds each piece in one
- * small table that stays in L2 and is cleared and used again (the entries
- * the pairs point to are prefetched a few pairs ahead). A partition that
- * only one worker filled and never emptied holds one entry per group and
+ * When the spills met no group again (the rows of a group come together),
+ * the table shrinks to ENG_AGG_TABLE_BYTES / 32 (L1): it holds the groups
+ * at hand as well as a big one, and a new group's slot is never a cache
+ * miss. It grows again when groups come back.
+ *
+ * Spilling only pays when the merge has little to fold: when groups keep
+ * coming back after a spill, each spill gives them one more entry. So each
+ * worker estimates how many groups it has met (a HyperLogLog sketch over
+ * the hashes it spilled); when it has made at least ENG_AGG_REUSE times
+ * that many entries and a table for all of them fits ENG_AGG_TABLE_BIG, the
+ * full table grows to hold them instead (200K part keys in random order
+ * over lineitem; 100K customers over orders). Aggregations with DISTINCT
+ * sets always grow: an entry more costs them a set more, and the merge a
+ * union of sets.
+ *
+ * Finalize merges each partition on its own (in parallel) and emits its
+ * groups into room reserved for exactly that many. When the partition's
+ * groups (guessed from the union of the workers' sketches) fit a table of
+ * entries in L2, every entry is folded, in memory order, into such a table
+ * and the groups come from there. Otherwise every entry is folded into the
+ * first entry of its group, working on pieces of the partition:
+ * the hash bits below the partition's split it further (each worker
+ * counts its spilled entries per 1 << ENG_AGG_SUB_LOG values of those bits
+ * as it spills them: sub_count; the merge counts the table's), so the
+ * merge picks pieces of about 4K entries, writes every entry's (hash,
+ * pointer) into its piece in one pass, and folds each piece in one small
+ * table that stays in L2 and is cleared and used again. A partition that
+ * only one worker filled and never spilled holds one entry per group and
  * is emitted as it is.
  *
  * DISTINCT aggregates keep a per-group set of the distinct values (the
@@ -66,20 +78,29 @@
 #define ENG_AGG_PARTS_LOG 5
 #define ENG_AGG_PARTS     (1u << ENG_AGG_PARTS_LOG)
 
-/* The most slots of one worker's table of one partition (a power of two). */
-#define ENG_AGG_LOCAL_CAP (1u << 13)
+/* The bytes a worker's table may grow to before it spills (L2). */
+#define ENG_AGG_TABLE_BYTES ((size_t)1 << 20)
 
-/* The most slots of a table that grows on past ENG_AGG_LOCAL_CAP because
- * its groups keep coming back. */
-#define ENG_AGG_LOCAL_MAX (1u << 16)
+/* The bytes it may grow to when its groups come back after spills. */
+#define ENG_AGG_TABLE_BIG ((size_t)32 << 20)
+
+/* Groups come back when a worker inserted this many times as many
+ * entries as it met groups. */
+#define ENG_AGG_REUSE 2
+
+/* The HyperLogLog sketch of a worker's groups has 1 << this many
+ * registers. */
+#define ENG_AGG_HLL_LOG 10
 
 /* The merge splits a partition into at most 1 << ENG_AGG_SUB_LOG pieces. */
 #define ENG_AGG_SUB_LOG 8
 
-/* An entry: the hash (uint64_t), a byte the merge sets when it folded the
+/* An entry: the hash (uint64_t), the byte that says a table slot is
+ * taken (ENG_AGG_ENTRY_USED), the byte the merge sets when it folded the
  * entry into another of its group, padding to this, then the key row, then
  * the states. */
 #define ENG_AGG_ENTRY_HEAD 16u
+#define ENG_AGG_ENTRY_USED 8u
 
 typedef struct eng_agg_fn {
     sql_agg func;
@@ -107,26 +128,36 @@ void eng_agg_layout_finish(eng_agg_layout *l);
 
 typedef struct eng_agg_block eng_agg_block;
 
-/* One partition's table. */
+/* One partition's spilled entries. */
 typedef struct eng_agg_part {
-    uint8_t **slots; /* entry pointers, cap a power of two */
-    uint64_t cap, count;
-    uint64_t entries; /* made since the start (count: in the table now) */
-    uint64_t found;   /* lookups (find's and the generated code's) that met
-                       * an old group since the table was last emptied */
-    bool append;      /* no table: every find makes an entry */
-    /* Entries made, by the ENG_AGG_SUB_LOG hash bits below the partition's:
-     * the merge's histogram, counted as the entries are made. */
+    uint64_t entries; /* spilled */
+    /* Spilled entries, by the ENG_AGG_SUB_LOG hash bits below the
+     * partition's: the merge's histogram, counted as they are spilled. */
     uint32_t sub_count[1u << ENG_AGG_SUB_LOG];
-    eng_agg_block *blocks; /* entry storage, newest first */
+    eng_agg_block *blocks; /* newest first */
     uint8_t *free_ptr;
     size_t free_bytes;
 } eng_agg_part;
 
-/* A worker's pre-aggregation (the per-worker state of an aggregate sink). */
+/* A worker's pre-aggregation (the per-worker state of an aggregate sink).
+ * The generated code reads table, mask, part_shift and low_mask, and adds
+ * a group itself (count + 1) while count < limit (cg_sink.probe). */
 typedef struct eng_agg_local {
     const eng_agg_layout *layout;
     eng_rt_mem mem;
+    uint8_t *table;      /* mask + 1 entries in place; NULL before the first */
+    uint64_t mask;       /* slots - 1 */
+    uint64_t part_shift; /* home slot: (partition << part_shift) | (hash & low_mask) */
+    uint64_t low_mask;
+    uint64_t count;     /* groups in the table */
+    uint64_t limit;     /* the generated code adds groups while count < limit */
+    uint64_t spilled;   /* entries spilled since the start */
+    size_t table_bytes; /* allocated for the table */
+    bool hot;           /* spills met no group twice: the table stays small */
+    uint64_t spills;    /* times the table was spilled */
+    uint8_t hll[1u << ENG_AGG_HLL_LOG];
+    double hll_sum;     /* of 2^-register, kept as registers change */
+    uint32_t hll_zeros; /* registers still 0 */
     eng_agg_part parts[ENG_AGG_PARTS];
 } eng_agg_local;
 

@@ -24,8 +24,21 @@ static size_t round_up(size_t n, size_t to)
 }
 
 /* Anonymous memory: zeroed, and backed page by page as it is written.
- * (Transparent huge pages were tried for chunk regions: fewer faults, but
- * the kernel's compaction on fault cost more system time than it saved.) */
+ *
+ * Transparent huge pages (2 MiB-aligned regions, MADV_HUGEPAGE) were tried
+ * twice for chunk regions and lost both times. The column arrays are
+ * written and scanned sequentially, so huge pages save page-table work and
+ * TLB misses that barely show (a sequential read of 512 MiB: no difference
+ * beyond the noise), while on this virtual machine the 2 MiB blocks a huge
+ * page needs are exactly what the guest hands back to the host as free
+ * (virtio-balloon free page reporting, order 9 and up); touching one again
+ * makes the host back it again, at a cost that looks like one host fault
+ * per 4 KiB. Measured here (November 2026): 1 GiB populated in 4 KiB pages
+ * took 0.5 to 0.7 s of system time every time, in huge pages 0.12 s when
+ * the blocks had just been freed by another process and 0.6 to 2.9 s
+ * otherwise; the whole in-memory SF 1 generation took 1.6 to 4.9 s of
+ * system time instead of 0.8 to 0.9. Compaction was never the cost
+ * (compact_stall stayed 0). See docs/tpch_gen.md, session 5. */
 static void *map_region(size_t bytes)
 {
     void *p = mmap(NULL, round_up(bytes, 4096), PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS,

@@ -83,24 +83,14 @@ static inline uint64_t byte_mask(uint32_t k)
 
 uint64_t sto_hash_str_sketch(const sto_str *v)
 {
-    uint64_t w0, w1, w2;
-    if (v->len <= STO_STR_INLINE_MAX) {
-        uint32_t pre = v->len < 4 ? v->len : 4;
-        memcpy(&w0, v->prefix, 4);
-        w0 &= byte_mask(pre);
-        memcpy(&w1, v->u.rest, 8);
-        w1 &= byte_mask(v->len > 4 ? v->len - 4 : 0);
-        w2 = 0;
-    } else {
-        const char *p = v->u.ptr;
-        memcpy(&w0, p, 8);
-        memcpy(&w1, p + (v->len >= 16 ? 8 : v->len - 8), 8);
-        memcpy(&w2, p + v->len - 8, 8);
-    }
-    uint64_t h = (w0 ^ ((uint64_t)v->len << 32)) * 0xc4ceb9fe1a85ec53ULL;
-    h = (h ^ (h >> 29) ^ w1) * 0x9e3779b97f4a7c15ULL;
-    h = (h ^ (h >> 31) ^ w2) * 0xd6e8feb86659fd93ULL;
-    return sto_hash_u64(h);
+    if (v->len > STO_STR_INLINE_MAX) return sto_hash_long_str_sketch(v->u.ptr, v->len);
+    uint64_t w0 = 0, w1;
+    uint32_t pre = v->len < 4 ? v->len : 4;
+    memcpy(&w0, v->prefix, 4);
+    w0 &= byte_mask(pre);
+    memcpy(&w1, v->u.rest, 8);
+    w1 &= byte_mask(v->len > 4 ? v->len - 4 : 0);
+    return sto_hash_sketch_words(v->len, w0, w1, 0);
 }
 
 static void track_int(sto_column_stats *s, int64_t v)

@@ -73,6 +73,31 @@ uint64_t sto_hash_bytes(const void *p, size_t n);
  * only; long strings are hashed from their length and three 8-byte words). */
 uint64_t sto_hash_str_sketch(const sto_str *v);
 
+/* sto_hash_str_sketch from its parts, so that writers can hash a string
+ * from bytes already in registers or in cache rather than reloading the
+ * copy they just stored (a load straddling two fresh stores stalls). A
+ * short string (len <= STO_STR_INLINE_MAX) contributes w0 = its first
+ * min(len, 4) bytes and w1 = its bytes 4..len, both zero-padded; a long
+ * one its first 8 bytes, bytes 8..16 (or the 8 before its last 8 when
+ * shorter than 16) and its last 8 bytes. */
+static inline uint64_t sto_hash_sketch_words(uint32_t len, uint64_t w0, uint64_t w1, uint64_t w2)
+{
+    uint64_t h = (w0 ^ ((uint64_t)len << 32)) * 0xc4ceb9fe1a85ec53ULL;
+    h = (h ^ (h >> 29) ^ w1) * 0x9e3779b97f4a7c15ULL;
+    h = (h ^ (h >> 31) ^ w2) * 0xd6e8feb86659fd93ULL;
+    return sto_hash_u64(h);
+}
+
+/* The sketch hash of a long string's `len` (> STO_STR_INLINE_MAX) bytes at p. */
+static inline uint64_t sto_hash_long_str_sketch(const char *p, uint32_t len)
+{
+    uint64_t w0, w1, w2;
+    __builtin_memcpy(&w0, p, 8);
+    __builtin_memcpy(&w1, p + (len >= 16 ? 8 : len - 8), 8);
+    __builtin_memcpy(&w2, p + len - 8, 8);
+    return sto_hash_sketch_words(len, w0, w1, w2);
+}
+
 /* Adds a hash to a sketch; estimates its distinct count. */
 static inline void sto_hll_add(sto_hll *h, uint64_t hash)
 {

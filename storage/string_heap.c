@@ -37,24 +37,20 @@ void sto_heap_free(sto_string_heap *h)
     sto_heap_init(h);
 }
 
-char *sto_heap_alloc(sto_string_heap *h, size_t len)
+char *sto_heap_alloc_block(sto_string_heap *h, size_t len)
 {
-    if ((size_t)(h->end - h->cur) < len || !h->cur) {
-        size_t size = h->next_size ? h->next_size : HEAP_FIRST_BLOCK;
-        if (size < len) size = len;
-        sto_heap_block *b = malloc(sizeof(*b) + size);
-        if (!b) return NULL;
-        b->size = size;
-        b->next = h->blocks;
-        h->blocks = b;
-        h->cur = b->data;
-        h->end = b->data + size;
-        if (h->next_size < HEAP_MAX_BLOCK) h->next_size *= 2;
-    }
-    char *p = h->cur;
-    h->cur += len;
+    size_t size = h->next_size ? h->next_size : HEAP_FIRST_BLOCK;
+    if (size < len) size = len;
+    sto_heap_block *b = malloc(sizeof(*b) + size);
+    if (!b) return NULL;
+    b->size = size;
+    b->next = h->blocks;
+    h->blocks = b;
+    h->cur = b->data + len;
+    h->end = b->data + size;
     h->bytes_used += len;
-    return p;
+    if (h->next_size < HEAP_MAX_BLOCK) h->next_size *= 2;
+    return b->data;
 }
 
 const char *sto_heap_copy(sto_string_heap *h, const void *bytes, size_t len)

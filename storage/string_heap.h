@@ -34,8 +34,20 @@ void sto_heap_free(sto_string_heap *h);
 /* A copy of `len` bytes in the heap, or NULL when out of memory. */
 const char *sto_heap_copy(sto_string_heap *h, const void *bytes, size_t len);
 
-/* `len` bytes of uninitialized space (for building a string in place). */
-char *sto_heap_alloc(sto_string_heap *h, size_t len);
+/* Starts a new block with room for `len` bytes and returns them (NULL when
+ * out of memory): sto_heap_alloc's path when the newest block is full. */
+char *sto_heap_alloc_block(sto_string_heap *h, size_t len);
+
+/* `len` bytes of uninitialized space (for building a string in place);
+ * inline because writers call it per string. */
+static inline char *sto_heap_alloc(sto_string_heap *h, size_t len)
+{
+    if (!h->cur || (size_t)(h->end - h->cur) < len) return sto_heap_alloc_block(h, len);
+    char *p = h->cur;
+    h->cur += len;
+    h->bytes_used += len;
+    return p;
+}
 
 /* Hands the heap one reference to `owner`, dropped with release(owner) when
  * the heap is freed, so strings may point into bytes `owner` keeps. A heap

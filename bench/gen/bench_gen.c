@@ -17,6 +17,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -39,6 +40,18 @@ static double cpu_now(void)
     struct timespec t;
     clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &t);
     return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
+}
+
+/* System seconds and page faults of the process so far: the memory path's
+ * kernel share is the pages it gets fresh (zeroed and mapped), the file
+ * path's the write() copies. Faults count every 4 KiB page the kernel
+ * backs, populated ahead (MADV_POPULATE_WRITE) or faulted on touch. */
+static void sys_now(double *sys, long *faults)
+{
+    struct rusage r;
+    getrusage(RUSAGE_SELF, &r);
+    *sys = (double)r.ru_stime.tv_sec + (double)r.ru_stime.tv_usec * 1e-6;
+    *faults = r.ru_minflt + r.ru_majflt;
 }
 
 static void print_load(const char *when)
@@ -109,9 +122,34 @@ static void remove_tables(const char *dir)
     }
 }
 
-/* One run of `tables` into memory; returns seconds, rows in *rows. */
-static sto_status run_memory(const tpch_gen *g, unsigned tables, int threads, double *secs,
-                             double *cpu, int64_t rows[TPCH_TABLE_COUNT])
+typedef struct result {
+    double s, cpu, sys;
+    long faults;
+    int64_t rows, bytes;
+} result;
+
+/* Starts timing a run; finish() fills in what it took. */
+static void start(result *r)
+{
+    r->s = now();
+    r->cpu = cpu_now();
+    sys_now(&r->sys, &r->faults);
+}
+
+static void finish(result *r)
+{
+    double sys;
+    long faults;
+    sys_now(&sys, &faults);
+    r->s = now() - r->s;
+    r->cpu = cpu_now() - r->cpu;
+    r->sys = sys - r->sys;
+    r->faults = faults - r->faults;
+}
+
+/* One run of `tables` into memory, timed into *r; rows in *rows. */
+static sto_status run_memory(const tpch_gen *g, unsigned tables, int threads, result *r,
+                             int64_t rows[TPCH_TABLE_COUNT])
 {
     sto_table *tab[TPCH_TABLE_COUNT] = {0};
     sto_status st = NULL;
@@ -124,10 +162,9 @@ static sto_status run_memory(const tpch_gen *g, unsigned tables, int threads, do
         sto_schema_free(s);
     }
     if (!st) {
-        double t0 = now(), c0 = cpu_now();
+        start(r);
         st = tpch_gen_tables(g, tables, 1, 1, threads, tab);
-        *secs = now() - t0;
-        *cpu = cpu_now() - c0;
+        finish(r);
     }
     for (int t = 0; t < TPCH_TABLE_COUNT; t++) {
         if (tab[t]) rows[t] = (int64_t)sto_table_rows(tab[t]);
@@ -136,15 +173,10 @@ static sto_status run_memory(const tpch_gen *g, unsigned tables, int threads, do
     return st;
 }
 
-typedef struct result {
-    double s, cpu;
-    int64_t rows, bytes;
-} result;
-
 static void print_row(const char *name, const result *r)
 {
-    printf("  %-10s %10lld %9.1f %8.3f %8.3f %12.0f %9.1f\n", name, (long long)r->rows,
-           r->bytes / 1e6, r->s, r->cpu, r->rows / r->s, r->bytes / 1e6 / r->s);
+    printf("  %-10s %10lld %9.1f %8.3f %8.3f %7.3f %8ld %12.0f %9.1f\n", name, (long long)r->rows,
+           r->bytes / 1e6, r->s, r->cpu, r->sys, r->faults, r->rows / r->s, r->bytes / 1e6 / r->s);
 }
 
 static int append_json(char *json, size_t size, int jn, const char *mode, const result *res,
@@ -156,15 +188,17 @@ static int append_json(char *json, size_t size, int jn, const char *mode, const 
         const char *name =
             t < TPCH_TABLE_COUNT ? tpch_table_info_get((tpch_table_id)t)->name : "all";
         jn += snprintf(json + jn, size - (size_t)jn,
-                       "%s\"%s\":{\"rows\":%lld,\"bytes\":%lld,\"s\":%.4f,\"cpu_s\":%.4f}",
-                       t ? "," : "", name, (long long)r->rows, (long long)r->bytes, r->s, r->cpu);
+                       "%s\"%s\":{\"rows\":%lld,\"bytes\":%lld,\"s\":%.4f,\"cpu_s\":%.4f,"
+                       "\"sys_s\":%.4f,\"faults\":%ld}",
+                       t ? "," : "", name, (long long)r->rows, (long long)r->bytes, r->s, r->cpu,
+                       r->sys, r->faults);
     }
     jn += snprintf(json + jn, size - (size_t)jn, "}");
     return jn;
 }
 
 static const char header[] =
-    "  table            rows        MB   wall s    cpu s       rows/s      MB/s\n";
+    "  table            rows        MB   wall s    cpu s   sys s   faults       rows/s      MB/s\n";
 
 int main(int argc, char **argv)
 {
@@ -236,10 +270,9 @@ int main(int argc, char **argv)
             printf("\nfiles, %d thread%s\n%s", threads, threads > 1 ? "s" : "", header);
             for (int t = 0; t < TPCH_TABLE_COUNT; t++) {
                 tpch_files_options opt = {out, TPCH_BIT(t), 1, 1, threads, false};
-                double s0 = now(), c0 = cpu_now();
+                start(&fres[t]);
                 if ((st = tpch_gen_files(g, &opt))) return fail(st);
-                fres[t].s = now() - s0;
-                fres[t].cpu = cpu_now() - c0;
+                finish(&fres[t]);
                 if ((st = file_stats(out, (tpch_table_id)t, &fres[t].rows, &fres[t].bytes)))
                     return fail(st);
                 remove_tables(out);
@@ -248,10 +281,9 @@ int main(int argc, char **argv)
                 fall.bytes += fres[t].bytes;
             }
             tpch_files_options opt = {out, TPCH_ALL_TABLES, 1, 1, threads, false};
-            double a0 = now(), c0 = cpu_now();
+            start(&fall);
             if ((st = tpch_gen_files(g, &opt))) return fail(st);
-            fall.s = now() - a0;
-            fall.cpu = cpu_now() - c0;
+            finish(&fall);
             remove_tables(out);
             print_row("all", &fall);
             jn = append_json(json, sizeof(json), jn, "files", fres, &fall);
@@ -261,8 +293,7 @@ int main(int argc, char **argv)
             printf("\nmemory, %d thread%s\n%s", threads, threads > 1 ? "s" : "", header);
             for (int t = 0; t < TPCH_TABLE_COUNT; t++) {
                 int64_t rows[TPCH_TABLE_COUNT] = {0};
-                if ((st = run_memory(g, TPCH_BIT(t), threads, &mres[t].s, &mres[t].cpu, rows)))
-                    return fail(st);
+                if ((st = run_memory(g, TPCH_BIT(t), threads, &mres[t], rows))) return fail(st);
                 mres[t].rows = rows[t];
                 mres[t].bytes = files ? fres[t].bytes : counts->bytes[t];
                 print_row(tpch_table_info_get((tpch_table_id)t)->name, &mres[t]);
@@ -270,8 +301,7 @@ int main(int argc, char **argv)
                 mall.bytes += mres[t].bytes;
             }
             int64_t rows[TPCH_TABLE_COUNT];
-            if ((st = run_memory(g, TPCH_ALL_TABLES, threads, &mall.s, &mall.cpu, rows)))
-                return fail(st);
+            if ((st = run_memory(g, TPCH_ALL_TABLES, threads, &mall, rows))) return fail(st);
             print_row("all", &mall);
             jn = append_json(json, sizeof(json), jn, "memory", mres, &mall);
         }

@@ -216,6 +216,35 @@ static void test_hashes_and_sketch(void)
     CHECK(e > 900000 && e < 1100000);
 }
 
+/* The sketch hash from a string's parts (what writers use while filling a
+ * chunk) equals the hash of the stored sto_str at every length, and bytes
+ * past a short string's end do not count. */
+static void test_sketch_from_parts(void)
+{
+    const char text[] = "carefully final deposits detect slyly agai";
+    char junk[64];
+    memset(junk, 'x', sizeof(junk));
+    for (uint32_t len = 0; len < sizeof(text) - 1; len++) {
+        sto_str v = sto_str_make(text, len);
+        uint64_t want = sto_hash_str_sketch(&v);
+        uint64_t got;
+        if (len > STO_STR_INLINE_MAX) {
+            got = sto_hash_long_str_sketch(text, len);
+        } else {
+            uint64_t w0 = 0, w1 = 0;
+            memcpy(junk, text, len); /* junk after the string's end */
+            memcpy(&w0, junk, len < 4 ? len : 4);
+            if (len > 4) memcpy(&w1, junk + 4, len - 4);
+            got = sto_hash_sketch_words(len, w0, w1, 0);
+        }
+        CHECK(got == want);
+        if (len > 0) {
+            sto_str shorter = sto_str_make(text, len - 1);
+            CHECK(sto_hash_str_sketch(&shorter) != want);
+        }
+    }
+}
+
 static void test_numa_alloc(void)
 {
     size_t n = 3u << 20;
@@ -239,6 +268,7 @@ int main(void)
     RUN(test_rows_nulls_strings);
     RUN(test_capacity_and_columnwise);
     RUN(test_hashes_and_sketch);
+    RUN(test_sketch_from_parts);
     RUN(test_numa_alloc);
     return TEST_REPORT();
 }
