@@ -208,13 +208,19 @@ static sto_status create_lljit(cg_jit *jit)
     return STO_OK;
 }
 
+/* Whether an environment switch is on: set, not empty and not "0". */
+static bool env_on(const char *name)
+{
+    const char *v = getenv(name);
+    return v && *v && strcmp(v, "0") != 0;
+}
+
 /* The perf map, when asked for by the options or RACKDB_PERF_MAP. */
 static sto_status open_perf_map(cg_jit *jit, const cg_jit_options *options)
 {
     const char *path = options ? options->perf_map_path : NULL;
     char tmp[64];
-    const char *env = getenv("RACKDB_PERF_MAP");
-    if (!path && env && *env && strcmp(env, "0") != 0) {
+    if (!path && env_on("RACKDB_PERF_MAP")) {
         /* where perf looks for the names of a process's JIT'd code */
         snprintf(tmp, sizeof(tmp), "/tmp/perf-%ld.map", (long)getpid());
         path = tmp;
@@ -244,13 +250,9 @@ sto_status cg_jit_create(const cg_jit_options *options, cg_jit **out)
         free(jit);
         return sto_error(STO_INTERNAL_ERROR, "codegen: cannot create a mutex");
     }
-    const char *log = getenv("RACKDB_JIT_STATS");
-    jit->log_stats = log && *log && strcmp(log, "0") != 0;
+    jit->log_stats = env_on("RACKDB_JIT_STATS");
     const char *dump = getenv("RACKDB_JIT_DUMP");
-    if (dump && *dump) {
-        jit->dump_dir = malloc(strlen(dump) + 1);
-        if (jit->dump_dir) strcpy(jit->dump_dir, dump);
-    }
+    if (dump && *dump) jit->dump_dir = strdup(dump); /* NULL: no dump */
     atomic_init(&jit->next_module_id, 1);
     atomic_init(&jit->live_code, 0);
     atomic_init(&jit->compiled, 0);

@@ -907,9 +907,15 @@ out:
     return st;
 }
 
-static sto_status consume(gen *g)
+/* One row through the steps from `first` on into the sink; rows a step
+ * rejects and rows the sink took both go on at the block after it. */
+static sto_status consume_row(gen *g, uint32_t first)
 {
-    return consume_from(g, 0);
+    g->next = cg_block(g->f, "next");
+    STO_TRY(consume_from(g, first));
+    LLVMBuildBr(g->f->b, g->next);
+    LLVMPositionBuilderAtEnd(g->f->b, g->next);
+    return STO_OK;
 }
 
 static sto_status consume_from(gen *g, uint32_t first)
@@ -1018,10 +1024,7 @@ static sto_status produce_batched(gen *g, LLVMValueRef lo, LLVMValueRef hi)
     LLVMValueRef off = LLVMBuildZExt(b, LLVMBuildLoad2(b, i32, at, ""), i64, "");
     f->row = g->row = LLVMBuildNSWAdd(b, start, off, "");
     count(g, 0);
-    g->next = cg_block(f, "next");
-    STO_TRY(consume_from(g, 1));
-    LLVMBuildBr(f->b, g->next);
-    LLVMPositionBuilderAtEnd(f->b, g->next);
+    STO_TRY(consume_row(g, 1));
     cg_loop_end(f, &loop);
     LLVMBasicBlockRef done = LLVMGetInsertBlock(b);
     LLVMAddIncoming(start, &full, &done, 1);
@@ -1078,10 +1081,7 @@ static sto_status produce_loop(gen *g)
     cg_loop_begin(f, &loop, lo, hi);
     LLVMPositionBuilderBefore(g->pre, LLVMGetBasicBlockTerminator(pre));
     g->row = loop.index;
-    g->next = cg_block(f, "next");
-    STO_TRY(consume(g));
-    LLVMBuildBr(f->b, g->next);
-    LLVMPositionBuilderAtEnd(f->b, g->next);
+    STO_TRY(consume_row(g, 0));
     cg_loop_end(f, &loop);
     return STO_OK;
 }
@@ -1099,10 +1099,7 @@ static sto_status produce_values(gen *g)
             STO_TRY(cg_expr_compile(f, g->d->ctx, row->items[i], &g->bind, &v));
             g->bind.vals[s->ids[i]] = v;
         }
-        g->next = cg_block(f, "next");
-        STO_TRY(consume(g));
-        LLVMBuildBr(f->b, g->next);
-        LLVMPositionBuilderAtEnd(f->b, g->next);
+        STO_TRY(consume_row(g, 0));
     }
     return STO_OK;
 }

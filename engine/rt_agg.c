@@ -338,16 +338,23 @@ static inline uint64_t home_slot(const eng_agg_local *a, uint64_t h)
     return ((uint64_t)hash_part(h) << a->part_shift) | (h & a->low_mask);
 }
 
-/* The slot of (hash, key) in the table: the group's, or the empty slot
- * where it goes. */
-static uint8_t *table_probe(const eng_agg_local *a, uint64_t hash, const uint8_t *key)
+/* Linear probing over entries kept in the slots of t (mask: slots - 1),
+ * from slot i: the slot of (hash, key)'s group, or the empty slot where it
+ * goes. The worker's table and the merge's share it. */
+static uint8_t *entries_probe(const eng_agg_layout *l, uint8_t *t, uint64_t mask, uint64_t i,
+                              uint64_t hash, const uint8_t *key)
 {
-    const eng_agg_layout *l = a->layout;
-    for (uint64_t i = home_slot(a, hash);; i = (i + 1) & a->mask) {
-        uint8_t *e = table_entry(a, i);
+    for (;; i = (i + 1) & mask) {
+        uint8_t *e = t + i * l->entry_bytes;
         if (!e[ENG_AGG_ENTRY_USED]) return e;
         if (entry_hash(e) == hash && keys_equal(l, entry_key(e), key)) return e;
     }
+}
+
+/* The slot of (hash, key) in the worker's table. */
+static uint8_t *table_probe(const eng_agg_local *a, uint64_t hash, const uint8_t *key)
+{
+    return entries_probe(a->layout, a->table, a->mask, home_slot(a, hash), hash, key);
 }
 
 /* Makes the table's memory at t `slots` slots (a power of two). */
@@ -925,11 +932,7 @@ static inline uint8_t *merge_entry(const eng_agg_layout *l, const merge_table *m
 static uint8_t *merge_probe(const eng_agg_layout *l, const merge_table *mt, uint8_t *e)
 {
     uint64_t h = entry_hash(e), mask = mt->slots - 1;
-    for (uint64_t k = h & mask;; k = (k + 1) & mask) {
-        uint8_t *d = merge_entry(l, mt, k);
-        if (!d[ENG_AGG_ENTRY_USED]) return d;
-        if (entry_hash(d) == h && keys_equal(l, entry_key(d), entry_key(e))) return d;
-    }
+    return entries_probe(l, mt->t, mask, h & mask, h, entry_key(e));
 }
 
 static sto_status merge_table_resize(const eng_agg_layout *l, const eng_rt_mem *m, merge_table *mt,

@@ -11,6 +11,7 @@
 #include "storage/stats.h"
 
 #include <math.h>
+#include <stddef.h>
 #include <string.h>
 
 void sto_stats_init(sto_column_stats *s)
@@ -76,21 +77,11 @@ uint64_t sto_hll_estimate(const sto_hll *h)
  * covers every byte of strings up to 24 bytes; longer strings that agree on
  * their first 16 and last 8 bytes count once, which is fine for an estimate
  * and keeps sealing a chunk of long comments cheap. */
-static inline uint64_t byte_mask(uint32_t k)
-{
-    return k >= 8 ? ~(uint64_t)0 : (((uint64_t)1 << (8 * k)) - 1);
-}
-
 uint64_t sto_hash_str_sketch(const sto_str *v)
 {
-    if (v->len > STO_STR_INLINE_MAX) return sto_hash_long_str_sketch(v->u.ptr, v->len);
-    uint64_t w0 = 0, w1;
-    uint32_t pre = v->len < 4 ? v->len : 4;
-    memcpy(&w0, v->prefix, 4);
-    w0 &= byte_mask(pre);
-    memcpy(&w1, v->u.rest, 8);
-    w1 &= byte_mask(v->len > 4 ? v->len - 4 : 0);
-    return sto_hash_sketch_words(v->len, w0, w1, 0);
+    if (v->len > STO_STR_INLINE_MAX) return sto_hash_str_bytes_sketch(v->u.ptr, v->len);
+    /* a short string's bytes: the prefix, then the inline rest (12 bytes) */
+    return sto_hash_str_bytes_sketch((const char *)v + offsetof(sto_str, prefix), v->len);
 }
 
 static void track_int(sto_column_stats *s, int64_t v)

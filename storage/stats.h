@@ -73,6 +73,12 @@ uint64_t sto_hash_bytes(const void *p, size_t n);
  * only; long strings are hashed from their length and three 8-byte words). */
 uint64_t sto_hash_str_sketch(const sto_str *v);
 
+/* The low k bytes of a word set, k in 0..8 and up (8 and up: all). */
+static inline uint64_t sto_low_bytes_mask(uint32_t k)
+{
+    return k >= 8 ? ~(uint64_t)0 : (((uint64_t)1 << (8 * k)) - 1);
+}
+
 /* sto_hash_str_sketch from its parts, so that writers can hash a string
  * from bytes already in registers or in cache rather than reloading the
  * copy they just stored (a load straddling two fresh stores stalls). A
@@ -88,13 +94,23 @@ static inline uint64_t sto_hash_sketch_words(uint32_t len, uint64_t w0, uint64_t
     return sto_hash_u64(h);
 }
 
-/* The sketch hash of a long string's `len` (> STO_STR_INLINE_MAX) bytes at p. */
-static inline uint64_t sto_hash_long_str_sketch(const char *p, uint32_t len)
+/* The sketch hash of the string of `len` bytes at p: p must have 12
+ * readable bytes when the string is short (len <= STO_STR_INLINE_MAX;
+ * bytes past len do not count), which an sto_str's prefix and inline rest
+ * have. */
+static inline uint64_t sto_hash_str_bytes_sketch(const char *p, uint32_t len)
 {
-    uint64_t w0, w1, w2;
-    __builtin_memcpy(&w0, p, 8);
-    __builtin_memcpy(&w1, p + (len >= 16 ? 8 : len - 8), 8);
-    __builtin_memcpy(&w2, p + len - 8, 8);
+    uint64_t w0, w1, w2 = 0;
+    if (len <= STO_STR_INLINE_MAX) {
+        __builtin_memcpy(&w0, p, 8);
+        __builtin_memcpy(&w1, p + 4, 8);
+        w0 &= sto_low_bytes_mask(len < 4 ? len : 4);
+        w1 &= sto_low_bytes_mask(len > 4 ? len - 4 : 0);
+    } else {
+        __builtin_memcpy(&w0, p, 8);
+        __builtin_memcpy(&w1, p + (len >= 16 ? 8 : len - 8), 8);
+        __builtin_memcpy(&w2, p + len - 8, 8);
+    }
     return sto_hash_sketch_words(len, w0, w1, w2);
 }
 

@@ -327,11 +327,6 @@ static sto_status open_chunk(table_sink *s, tpch_table_id t)
     return NULL;
 }
 
-static inline uint64_t low_bytes(uint32_t k)
-{
-    return k >= 8 ? ~(uint64_t)0 : (((uint64_t)1 << (8 * k)) - 1);
-}
-
 /* A string reference for `len` bytes at `s` (TPCH_STR_SLACK readable) owned
  * by chunk c: short ones inline from two fixed loads, long ones copied into
  * the chunk's heap with fixed-size moves where they fit. */
@@ -342,8 +337,8 @@ static inline bool store_str(sto_chunk *c, const char *s, uint32_t len, sto_str 
         uint64_t w0, w1;
         memcpy(&w0, s, 8);
         memcpy(&w1, s + 8, 8);
-        w0 &= low_bytes(len);
-        w1 &= low_bytes(len > 8 ? len - 8 : 0);
+        w0 &= sto_low_bytes_mask(len);
+        w1 &= sto_low_bytes_mask(len > 8 ? len - 8 : 0);
         memcpy(out->prefix, &w0, 4);
         memcpy(out->u.rest, (const char *)&w0 + 4, 4);
         memcpy(out->u.rest + 4, &w1, 4);
@@ -415,21 +410,6 @@ static inline void back_heap(table_writer *w, const char *d)
 #endif
 }
 
-/* sto_hash_str_sketch of the string stored from `len` bytes at s
- * (TPCH_STR_SLACK readable), hashed from the source, which the copy has
- * just loaded, rather than from the copy: reading back bytes just stored
- * by overlapping moves stalls on store forwarding. */
-static inline uint64_t sketch_hash(const char *s, uint32_t len)
-{
-    if (len > STO_STR_INLINE_MAX) return sto_hash_long_str_sketch(s, len);
-    uint64_t w0, w1;
-    memcpy(&w0, s, 8);
-    memcpy(&w1, s + 4, 8);
-    w0 &= low_bytes(len < 4 ? len : 4);
-    w1 &= low_bytes(len > 4 ? len - 4 : 0);
-    return sto_hash_sketch_words(len, w0, w1, 0);
-}
-
 /* Stores string value v in column i of the open chunk and adds it to the
  * column's sketch (once per chunk for listed strings). */
 static __attribute__((noinline)) sto_status put_string_new(table_writer *w, int i,
@@ -460,7 +440,10 @@ static __attribute__((noinline)) sto_status put_string_new(table_writer *w, int 
     } else if (len > STO_STR_INLINE_MAX) {
         back_heap(w, dst->u.ptr);
     }
-    sto_hll_add(&c->stats[i].hll, sketch_hash(v->s, len));
+    /* hashed from the source, which the copy has just loaded, rather than
+     * from the copy: reading back bytes just stored by overlapping moves
+     * stalls on store forwarding (v->s has TPCH_STR_SLACK readable bytes) */
+    sto_hll_add(&c->stats[i].hll, sto_hash_str_bytes_sketch(v->s, len));
     if (slot) {
         slot->src = v->s;
         slot->epoch = w->epoch;

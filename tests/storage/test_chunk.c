@@ -229,7 +229,11 @@ static void test_sketch_from_parts(void)
         uint64_t want = sto_hash_str_sketch(&v);
         uint64_t got;
         if (len > STO_STR_INLINE_MAX) {
-            got = sto_hash_long_str_sketch(text, len);
+            uint64_t w0, w1, w2;
+            memcpy(&w0, text, 8);
+            memcpy(&w1, text + (len >= 16 ? 8 : len - 8), 8);
+            memcpy(&w2, text + len - 8, 8);
+            got = sto_hash_sketch_words(len, w0, w1, w2);
         } else {
             uint64_t w0 = 0, w1 = 0;
             memcpy(junk, text, len); /* junk after the string's end */
@@ -238,6 +242,8 @@ static void test_sketch_from_parts(void)
             got = sto_hash_sketch_words(len, w0, w1, 0);
         }
         CHECK(got == want);
+        /* the same from the bytes alone, junk after a short one's end */
+        CHECK(sto_hash_str_bytes_sketch(len > STO_STR_INLINE_MAX ? text : junk, len) == want);
         if (len > 0) {
             sto_str shorter = sto_str_make(text, len - 1);
             CHECK(sto_hash_str_sketch(&shorter) != want);
