@@ -792,18 +792,14 @@ LLVMValueRef cg_decimal_div(cg_fn *f, LLVMValueRef a, int sa, LLVMValueRef b, in
 void cg_loop_begin(cg_fn *f, cg_loop *loop, LLVMValueRef begin, LLVMValueRef end)
 {
     LLVMBasicBlockRef pre = LLVMGetInsertBlock(f->b);
-    LLVMBasicBlockRef body = cg_block(f, "loop.body");
-    loop->header = cg_block(f, "loop.head");
+    loop->body = cg_block(f, "loop.body");
     loop->exit = cg_block(f, "loop.exit");
-    LLVMBuildBr(f->b, loop->header);
+    loop->end = end;
+    LLVMBuildCondBr(f->b, LLVMBuildICmp(f->b, LLVMIntSLT, begin, end, ""), loop->body, loop->exit);
 
-    LLVMPositionBuilderAtEnd(f->b, loop->header);
+    LLVMPositionBuilderAtEnd(f->b, loop->body);
     loop->index = LLVMBuildPhi(f->b, f->m->i64, "row");
     LLVMAddIncoming(loop->index, &begin, &pre, 1);
-    LLVMValueRef more = LLVMBuildICmp(f->b, LLVMIntSLT, loop->index, end, "");
-    LLVMBuildCondBr(f->b, more, body, loop->exit);
-
-    LLVMPositionBuilderAtEnd(f->b, body);
     loop->saved_row = f->row;
     f->row = loop->index;
 }
@@ -813,7 +809,8 @@ void cg_loop_end(cg_fn *f, cg_loop *loop)
     LLVMValueRef next = LLVMBuildNSWAdd(f->b, loop->index, cg_const_int(f->m->i64, 1), "");
     LLVMBasicBlockRef latch = LLVMGetInsertBlock(f->b);
     LLVMAddIncoming(loop->index, &next, &latch, 1);
-    LLVMBuildBr(f->b, loop->header);
+    LLVMBuildCondBr(f->b, LLVMBuildICmp(f->b, LLVMIntSLT, next, loop->end, ""), loop->body,
+                    loop->exit);
     LLVMPositionBuilderAtEnd(f->b, loop->exit);
     f->row = loop->saved_row;
 }

@@ -244,12 +244,15 @@ LLVMValueRef cg_decimal_div(cg_fn *f, LLVMValueRef a, int sa, LLVMValueRef b, in
 
 typedef struct cg_loop {
     LLVMValueRef index; /* i64, from begin up to end - 1 */
-    LLVMBasicBlockRef header, exit;
+    LLVMValueRef end;
+    LLVMBasicBlockRef body, exit;
     LLVMValueRef saved_row;
 } cg_loop;
 
 /* for (index = begin; index < end; index++) over i64 values: the body is
- * built between these two calls; f->row is the index inside it. */
+ * built between these two calls; f->row is the index inside it. The loop
+ * is emitted rotated (a guard, then a body that tests at its end), the
+ * form the code generator wants: FAST runs no loop-rotate pass. */
 void cg_loop_begin(cg_fn *f, cg_loop *loop, LLVMValueRef begin, LLVMValueRef end);
 void cg_loop_end(cg_fn *f, cg_loop *loop);
 

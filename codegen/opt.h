@@ -3,9 +3,9 @@
  *
  * Compiling is part of a query's running time, so the engine picks per query
  * how much to spend on it. A pipeline that will see few rows is compiled in
- * FAST mode: no IR optimization passes and LLVM's O0 code generator (which
- * selects instructions with FastISel), a few hundred microseconds for a
- * typical pipeline. A pipeline over many rows is compiled in OPT mode: a
+ * FAST mode: four cheap IR passes and LLVM's O0 code generator (which
+ * selects instructions with FastISel), a millisecond or two for a typical
+ * pipeline. A pipeline over many rows is compiled in OPT mode: a
  * short list of IR passes chosen for generated pipelines (opt.c says which
  * and why; about a quarter of `default<O2>`'s time) and the optimizing code
  * generator for the JIT's target machine; it costs milliseconds and runs

@@ -619,6 +619,83 @@ static void snap_restore(gen *g, snap *s)
     s->vals = NULL;
 }
 
+/* The exact key bitmap of engine/rt_join_keybits.h before the directory,
+ * when the table has one: a NULL key, a key outside the span or a clear
+ * bit goes to the block returned (no chain); with keybits_decide a set bit
+ * goes to `decided` (FLAG first marks the key in the hit words), else on
+ * to the directory, where the builder is left. Without a bitmap (the keys
+ * were not dense) one load and a predictable branch lead there too. */
+static LLVMBasicBlockRef probe_keybits(gen *g, const cg_probe *p, LLVMValueRef table,
+                                       const cg_val *kv, LLVMBasicBlockRef decided)
+{
+    cg_fn *f = g->f;
+    cg_module *m = g->m;
+    LLVMBuilderRef b = f->b;
+    LLVMTypeRef i64 = cg_i64(m);
+    LLVMBasicBlockRef dir = cg_block(f, "probe.kb.dir"), test = cg_block(f, "probe.kb");
+    LLVMBasicBlockRef look = cg_block(f, "probe.kb.look"), rejected = cg_block(f, "probe.kb.no");
+    LLVMValueRef bits = LLVMBuildLoad2(b, cg_ptr(m), byte_ptr(g, b, table, p->kb_bits_offset), "");
+    LLVMBuildCondBr(b, LLVMBuildIsNull(b, bits, ""), dir, test);
+    LLVMPositionBuilderAtEnd(b, test);
+    /* the key column the run time chose among the candidates */
+    LLVMValueRef col = NULL, k = NULL, knull = NULL;
+    if (p->kb_cols & (p->kb_cols - 1))
+        col = LLVMBuildLoad2(b, cg_i32(m), byte_ptr(g, b, table, p->kb_col_offset), "");
+    for (uint32_t c = 0; c < p->nkeys && c < 32; c++) {
+        if (!(p->kb_cols >> c & 1)) continue;
+        LLVMValueRef v = kv[c].v;
+        if (LLVMGetIntTypeWidth(LLVMTypeOf(v)) < 64) v = LLVMBuildSExt(b, v, i64, "");
+        LLVMValueRef n = kv[c].null ? kv[c].null : cg_const_bool(m, false);
+        if (!k) {
+            k = v;
+            knull = n;
+            continue;
+        }
+        LLVMValueRef is = LLVMBuildICmp(b, LLVMIntEQ, col, LLVMConstInt(cg_i32(m), c, 0), "");
+        k = LLVMBuildSelect(b, is, v, k, "");
+        knull = LLVMBuildSelect(b, is, n, knull, "");
+    }
+    const cg_val key_val = {k, knull}, *key = &key_val;
+    LLVMValueRef base = LLVMBuildLoad2(b, i64, byte_ptr(g, b, table, p->kb_base_offset), "");
+    LLVMValueRef span = LLVMBuildLoad2(b, i64, byte_ptr(g, b, table, p->kb_span_offset), "");
+    LLVMValueRef d = LLVMBuildSub(b, k, base, "");
+    LLVMValueRef ok = LLVMBuildICmp(b, LLVMIntULT, d, span, "");
+    /* a select, not an and: a NULL key's value may be poison */
+    if (key->null) ok = LLVMBuildSelect(b, key->null, cg_const_bool(m, false), ok, "");
+    LLVMBuildCondBr(b, ok, look, rejected);
+    LLVMPositionBuilderAtEnd(b, look);
+    LLVMValueRef wi = LLVMBuildLShr(b, d, cg_const_i64(m, 6), "");
+    LLVMValueRef bit =
+        LLVMBuildShl(b, cg_const_i64(m, 1), LLVMBuildAnd(b, d, cg_const_i64(m, 63), ""), "");
+    LLVMValueRef w = cg_load_elem(f, i64, bits, wi);
+    LLVMValueRef set =
+        LLVMBuildICmp(b, LLVMIntNE, LLVMBuildAnd(b, w, bit, ""), cg_const_i64(m, 0), "");
+    if (!p->keybits_decide) {
+        LLVMBuildCondBr(b, set, dir, rejected);
+    } else if (p->kind != CG_JOIN_FLAG) {
+        LLVMBuildCondBr(b, set, decided, rejected);
+    } else {
+        /* set the hit bit once: after the first probe row of a key its
+         * word is only read, so workers do not pass its line around */
+        LLVMBasicBlockRef hit = cg_block(f, "probe.kb.hit"), mark = cg_block(f, "probe.kb.mark");
+        LLVMBuildCondBr(b, set, hit, rejected);
+        LLVMPositionBuilderAtEnd(b, hit);
+        LLVMValueRef hits =
+            LLVMBuildLoad2(b, cg_ptr(m), byte_ptr(g, b, table, p->kb_hits_offset), "");
+        LLVMValueRef hp = LLVMBuildGEP2(b, i64, hits, &wi, 1, "");
+        LLVMValueRef hw = LLVMBuildLoad2(b, i64, hp, "");
+        LLVMSetOrdering(hw, LLVMAtomicOrderingMonotonic);
+        LLVMBuildCondBr(
+            b, LLVMBuildICmp(b, LLVMIntEQ, LLVMBuildAnd(b, hw, bit, ""), cg_const_i64(m, 0), ""),
+            mark, decided);
+        LLVMPositionBuilderAtEnd(b, mark);
+        LLVMBuildAtomicRMW(b, LLVMAtomicRMWBinOpOr, hp, bit, LLVMAtomicOrderingMonotonic, 0);
+        LLVMBuildBr(b, decided);
+    }
+    LLVMPositionBuilderAtEnd(b, dir);
+    return rejected;
+}
+
 /* The steps after step i and the sink, for one tuple leaving step i, with
  * the build row of `entry` (NULL: the build columns are NULL); rejected
  * tuples and finished ones go to `next`. */
@@ -676,10 +753,18 @@ static sto_status probe_step(gen *g, uint32_t i)
     LLVMValueRef anynull = NULL;
     for (uint32_t k = 0; k < nk; k++)
         if (kv[k].null) anynull = anynull ? LLVMBuildOr(b, anynull, kv[k].null, "") : kv[k].null;
+    LLVMBasicBlockRef filtered = NULL;    /* where rows the filter rejects go */
+    LLVMBasicBlockRef kb_rejected = NULL; /* and those the key bitmap rejects */
+    /* SEMI/MARK: after the first match; keybits_decide: the bitmap's match */
+    LLVMBasicBlockRef hit_once = cg_block(f, "chain.hit");
+    /* the hash before the bitmap's branches: the chain, which a rejected
+     * row enters empty, compares it (the optimizer sinks it where it can) */
     LLVMValueRef hash = nk ? cg_hash_vals(f, kv, types, nk) : cg_const_i64(m, 0);
     b = f->b;
+    if (p->keybits && p->kb_cols && !p->lookup && !p->table_in_state)
+        kb_rejected = probe_keybits(g, p, cg_const_ptr(m, p->table), kv, hit_once);
+    b = f->b;
     LLVMValueRef head, has;
-    LLVMBasicBlockRef filtered = NULL; /* where rows the filter rejects go */
     if (p->lookup) {
         LLVMValueRef fn = NULL;
         st = cg_extern(m, "cg_pipeline_join_lookup",
@@ -714,12 +799,16 @@ static sto_status probe_step(gen *g, uint32_t i)
     if (anynull) has = LLVMBuildAnd(b, has, LLVMBuildNot(b, anynull, ""), "");
     cg_var cur = cg_var_new(f, ptr, NULL, "entry");
     cg_var_set(f, cur, LLVMBuildSelect(b, has, head, LLVMConstNull(ptr), ""));
-    if (filtered) { /* a rejected row walks an empty chain */
+    if (filtered || kb_rejected) { /* a rejected row walks an empty chain */
         LLVMBasicBlockRef start = cg_block(f, "probe.start");
         LLVMBuildBr(b, start);
-        LLVMPositionBuilderAtEnd(b, filtered);
-        cg_var_set(f, cur, LLVMConstNull(ptr));
-        LLVMBuildBr(b, start);
+        LLVMBasicBlockRef rejected[2] = {filtered, kb_rejected};
+        for (int r = 0; r < 2; r++) {
+            if (!rejected[r]) continue;
+            LLVMPositionBuilderAtEnd(b, rejected[r]);
+            cg_var_set(f, cur, LLVMConstNull(ptr));
+            LLVMBuildBr(b, start);
+        }
         LLVMPositionBuilderAtEnd(b, start);
     }
     cg_var found = cg_var_new(f, ptr, NULL, "found"); /* LEFT, SINGLE, MARK */
@@ -730,7 +819,7 @@ static sto_status probe_step(gen *g, uint32_t i)
     LLVMBasicBlockRef outer = g->next;
     LLVMBasicBlockRef loop = cg_block(f, "chain"), body = cg_block(f, "chain.body");
     LLVMBasicBlockRef keys = cg_block(f, "chain.keys"), advance = cg_block(f, "chain.next");
-    LLVMBasicBlockRef end = cg_block(f, "chain.end"), hit_once = cg_block(f, "chain.hit");
+    LLVMBasicBlockRef end = cg_block(f, "chain.end");
     LLVMBuildBr(b, loop);
     LLVMPositionBuilderAtEnd(b, loop);
     LLVMValueRef e = cg_var_get(f, cur);
@@ -977,32 +1066,28 @@ static sto_status produce_batched(gen *g, LLVMValueRef lo, LLVMValueRef hi)
     LLVMValueRef zero = cg_const_i64(m, 0);
     LLVMValueRef outer_row = f->row;
     cg_var sel = cg_var_new(f, LLVMArrayType2(i32, BATCH_ROWS), NULL, "sel");
+    /* Both loops test at their end, like cg_loop (ir.h): the batch loop
+     * after a guard, the filter loop without one (a batch has a row). */
     LLVMBasicBlockRef pre = LLVMGetInsertBlock(b);
-    LLVMBasicBlockRef head = cg_block(f, "batch.head"), body = cg_block(f, "batch.body");
-    LLVMBasicBlockRef exit = cg_block(f, "batch.exit");
-    LLVMBuildBr(b, head);
+    LLVMBasicBlockRef body = cg_block(f, "batch.body"), exit = cg_block(f, "batch.exit");
+    LLVMBuildCondBr(b, LLVMBuildICmp(b, LLVMIntSLT, lo, hi, ""), body, exit);
     LLVMPositionBuilderBefore(g->pre, LLVMGetBasicBlockTerminator(pre));
 
-    LLVMPositionBuilderAtEnd(b, head);
+    LLVMPositionBuilderAtEnd(b, body);
     LLVMValueRef start = LLVMBuildPhi(b, i64, "batch");
     LLVMAddIncoming(start, &lo, &pre, 1);
-    LLVMBuildCondBr(b, LLVMBuildICmp(b, LLVMIntSLT, start, hi, ""), body, exit);
-    LLVMPositionBuilderAtEnd(b, body);
     LLVMValueRef full = LLVMBuildNSWAdd(b, start, cg_const_i64(m, BATCH_ROWS), "");
     LLVMValueRef stop =
         LLVMBuildSelect(b, LLVMBuildICmp(b, LLVMIntSLT, full, hi, ""), full, hi, "");
 
     /* the filter over the batch */
-    LLVMBasicBlockRef fhead = cg_block(f, "filter.head"), fbody = cg_block(f, "filter.body");
-    LLVMBasicBlockRef fdone = cg_block(f, "filter.done");
-    LLVMBuildBr(b, fhead);
-    LLVMPositionBuilderAtEnd(b, fhead);
+    LLVMBasicBlockRef fbody = cg_block(f, "filter.body"), fdone = cg_block(f, "filter.done");
+    LLVMBuildBr(b, fbody);
+    LLVMPositionBuilderAtEnd(b, fbody);
     LLVMValueRef row = LLVMBuildPhi(b, i64, "row");
     LLVMValueRef n = LLVMBuildPhi(b, i64, "selected");
     LLVMAddIncoming(row, &start, &body, 1);
     LLVMAddIncoming(n, &zero, &body, 1);
-    LLVMBuildCondBr(b, LLVMBuildICmp(b, LLVMIntSLT, row, stop, ""), fbody, fdone);
-    LLVMPositionBuilderAtEnd(b, fbody);
     f->row = g->row = row;
     LLVMValueRef pass;
     STO_TRY(cg_expr_compile_pred(f, g->d->ctx, g->d->steps[0].pred, &g->bind, &pass));
@@ -1013,13 +1098,13 @@ static sto_status produce_batched(gen *g, LLVMValueRef lo, LLVMValueRef hi)
     LLVMBasicBlockRef latch = LLVMGetInsertBlock(b);
     LLVMAddIncoming(row, &row1, &latch, 1);
     LLVMAddIncoming(n, &n1, &latch, 1);
-    LLVMBuildBr(b, fhead);
+    LLVMBuildCondBr(b, LLVMBuildICmp(b, LLVMIntSLT, row1, stop, ""), fbody, fdone);
 
     /* the rest of the pipeline over the selected rows */
     LLVMPositionBuilderAtEnd(b, fdone);
     cg_binding_reset(&g->bind, false);
     cg_loop loop;
-    cg_loop_begin(f, &loop, zero, n);
+    cg_loop_begin(f, &loop, zero, n1);
     at = LLVMBuildGEP2(b, sel.type, sel.slot, (LLVMValueRef[]){zero, loop.index}, 2, "");
     LLVMValueRef off = LLVMBuildZExt(b, LLVMBuildLoad2(b, i32, at, ""), i64, "");
     f->row = g->row = LLVMBuildNSWAdd(b, start, off, "");
@@ -1028,7 +1113,7 @@ static sto_status produce_batched(gen *g, LLVMValueRef lo, LLVMValueRef hi)
     cg_loop_end(f, &loop);
     LLVMBasicBlockRef done = LLVMGetInsertBlock(b);
     LLVMAddIncoming(start, &full, &done, 1);
-    LLVMBuildBr(b, head);
+    LLVMBuildCondBr(b, LLVMBuildICmp(b, LLVMIntSLT, full, hi, ""), body, exit);
     LLVMPositionBuilderAtEnd(b, exit);
     f->row = outer_row;
     return STO_OK;

@@ -36,6 +36,7 @@
 
 #include <stdbool.h>
 #include <stdint.h>
+#include <string.h>
 
 #include "codegen/ir.h"
 #include "codegen/jit.h"
@@ -56,6 +57,22 @@ static inline uint32_t cg_row_bytes(uint32_t ncols)
 static inline uint32_t cg_row_null_offset(uint32_t ncols, uint32_t i)
 {
     return ncols * CG_ROW_SLOT + i;
+}
+
+/* The value of an integer-like slot (BOOLEAN, INTEGER, DATE widened; the
+ * 8-byte types as their bits), so INTEGER and BIGINT keys of equal value
+ * agree wherever the runtime hashes, compares or orders them. */
+static inline int64_t cg_row_slot_int(sto_type_id id, const uint8_t *p)
+{
+    if (id == STO_TYPE_BOOLEAN) return *p;
+    if (id == STO_TYPE_INTEGER || id == STO_TYPE_DATE) {
+        int32_t x;
+        memcpy(&x, p, 4);
+        return x;
+    }
+    int64_t x;
+    memcpy(&x, p, 8);
+    return x;
 }
 
 /* --- aggregate states ----------------------------------------------------
@@ -196,6 +213,19 @@ typedef struct cg_probe {
      * tests it in the probe side's sink instead (cg_sink.join_filter). */
     bool filter;
     uint32_t filter_offset, filter_mask_offset;
+    /* keybits (not table_in_state): first test the exact bitmap of one
+     * integer key column of the build side (engine/rt_join_keybits.h)
+     * when the table has one (the words at table + kb_bits_offset, NULL:
+     * none; first key at kb_base_offset, kb_span_offset bits; which key
+     * column, one of the candidates in the mask kb_cols, the uint32 at
+     * kb_col_offset says): a clear bit, a key outside the span or a NULL
+     * key has no chain. keybits_decide (one key; SEMI, ANTI and FLAG
+     * without a residual): a set bit is the match, the directory is never
+     * read; FLAG sets the key's bit in the words at kb_hits_offset instead
+     * of the entries' flags. */
+    bool keybits, keybits_decide;
+    uint32_t kb_cols;
+    uint32_t kb_bits_offset, kb_hits_offset, kb_base_offset, kb_span_offset, kb_col_offset;
     const uint64_t *build_rows, *build_null_rows; /* MARK: read at run time */
     /* RIGHT/FULL: a match sets the byte at entry + flag_offset to 1 (the
      * engine emits the entries it never set afterwards). */

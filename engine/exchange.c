@@ -122,28 +122,12 @@ int eng_exchange_dest(const uint8_t *row, uint32_t ncols, uint32_t first, uint32
         }
         /* every integer-like type hashes as int64, so INTEGER and BIGINT
          * keys of equal value agree */
-        int64_t v = 0;
-        switch (t.id) {
-        case STO_TYPE_BOOLEAN:
-            v = p[0];
-            break;
-        case STO_TYPE_INTEGER:
-        case STO_TYPE_DATE: {
-            int32_t x;
-            memcpy(&x, p, 4);
-            v = x;
-            break;
-        }
-        case STO_TYPE_DOUBLE: {
+        int64_t v = cg_row_slot_int(t.id, p);
+        if (t.id == STO_TYPE_DOUBLE) {
             double x;
             memcpy(&x, p, 8);
             if (x == 0) x = 0; /* -0.0 equals 0.0 */
             memcpy(&v, &x, 8);
-            break;
-        }
-        default:
-            memcpy(&v, p, 8);
-            break;
         }
         crc = sto_crc32c(crc, &v, 8);
     }

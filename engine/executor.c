@@ -149,6 +149,9 @@ typedef struct join_rt {
     uint64_t rows, null_rows;
     bool built;
     bool filter; /* the probe tests a semi-join filter (rt_hashtable.h) */
+    /* the probe that tests the exact key bitmap (rt_join_keybits.h), or
+     * NULL */
+    const cg_probe *kb_probe;
     /* radix, sort-merge (deferred): the probe side's entries (PARTITION
      * sink), then both sides partitioned with a table per partition
      * (partitioned), or range-partitioned and sorted with the probe
@@ -533,6 +536,9 @@ static sto_status append_unmatched(const eng_pipe *p, const eng_pipe *build, joi
         nspans[0] = 1;
     } else {
         st = eng_join_mat_spans(mats, j->nmats, false, &spans[0], &nspans[0]);
+        /* a FLAG probe that the key bitmap decided marked keys, not entries */
+        if (!st && j->built && j->nmats)
+            eng_join_keybits_fold(&j->ht.keys, spans[0], nspans[0], j->mats[0].stride);
     }
     if (!st) st = eng_join_mat_spans(mats, j->nmats, true, &spans[1], &nspans[1]);
     free(mats);
@@ -622,6 +628,23 @@ static sto_status insert_entries(const eng_exec_env *env, eng_join_ht *ht)
     return st;
 }
 
+/* The key bitmap of a shared table whose probe tests one: the candidate
+ * key columns (cg_probe.kb_cols) at their slots of the build row; a FLAG
+ * probe that the bitmap decides marks keys in its hit words. */
+static sto_status join_keybits(join_rt *j)
+{
+    const cg_probe *pr = j->kb_probe;
+    uint32_t offsets[32];
+    unsigned bytes[32];
+    unsigned n = pr->nkeys < 32 ? pr->nkeys : 32;
+    for (unsigned c = 0; c < n; c++) {
+        offsets[c] = ENG_JOIN_ENTRY_HEAD + (pr->ncols - pr->nkeys + c) * CG_ROW_SLOT;
+        bytes[c] = pr->kb_cols >> c & 1 ? (unsigned)sto_type_width(pr->keys[c]->type.id) : 0;
+    }
+    return eng_join_ht_keybits(&j->ht, offsets, bytes, n,
+                               pr->keybits_decide && pr->kind == CG_JOIN_FLAG);
+}
+
 /* The table over the build entries the workers made. */
 static sto_status build_table(const eng_exec_env *env, join_rt *j, eng_mem *mem)
 {
@@ -645,7 +668,9 @@ static sto_status build_table(const eng_exec_env *env, join_rt *j, eng_mem *mem)
     free(mats);
     if (st) return st;
     j->built = true;
-    if (j->filter) STO_TRY(eng_join_ht_filter_init(&j->ht));
+    if (j->kb_probe) STO_TRY(join_keybits(j));
+    /* an exact bitmap tests every probe row before the filter could */
+    if (j->filter && !j->ht.keys.bits) STO_TRY(eng_join_ht_filter_init(&j->ht));
     return insert_entries(env, &j->ht);
 }
 
@@ -828,6 +853,7 @@ static sto_status run_pipe(const eng_exec_env *env, const eng_physical *ph, cons
                          p->join_algorithm == ENG_JOIN_ALGO_SORTMERGE;
         join->sortmerge = p->join_algorithm == ENG_JOIN_ALGO_SORTMERGE;
         join->filter = p->probe && p->probe->filter;
+        join->kb_probe = p->probe && p->probe->keybits ? p->probe : NULL;
         /* the probe step reads the table through pointers wire_joins() set */
     }
     if (!st && p->sink == ENG_SINK_PARTITION) {

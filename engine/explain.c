@@ -224,6 +224,7 @@ static void put_steps(text *t, const eng_physical *ph, const eng_pipe *p, const 
                 sql_join_kind_name(p->step_ops[i]->join.kind),
                 pr->kind == CG_JOIN_FLAG ? " (build side left: flags its matches)" : "");
             if (pr->filter) put(t, " (semi-join filter)");
+            if (pr->keybits) put(t, pr->keybits_decide ? " (key bitmap decides)" : " (key bitmap)");
             for (uint32_t k = 0; k < pr->nkeys; k++) {
                 put(t, k ? ", " : " ");
                 put_expr(t, ctx, pr->keys[k]);

@@ -268,13 +268,18 @@ static sto_status open_partitioned(builder *b, unsigned bp, const sql_lop *op, c
  * to find no partner and the build side is big enough that its directory
  * (8 bytes a slot) outgrows the L2 cache while the filter (1 byte an
  * entry) does not. INNER, SEMI and ANTI joins say from their estimates how
- * many probe rows match; the other kinds never use it. */
+ * many probe rows match; FLAG probes (SEMI/ANTI built on the left) use it
+ * whenever the probe side is the bigger one; the other kinds never do. */
 #define FILTER_MIN_BUILD_ROWS ((double)ENG_JOIN_FILTER_MIN_ENTRIES)
 #define FILTER_MAX_MATCH      0.5
 
 static bool join_filter_pays(cg_join_kind kind, const sql_lop *op, const sql_lop *probe,
                              const sql_lop *build, bool radix)
 {
+    /* A FLAG probe (SEMI/ANTI built on its smaller left input) does nothing
+     * for a row without a partner, and its many probe rows mostly have none
+     * (q21: 3.8M lineitems against the 157K of one nation's suppliers). */
+    if (kind == CG_JOIN_FLAG) return probe->est_rows > build->est_rows;
     if (kind != CG_JOIN_INNER && kind != CG_JOIN_SEMI && kind != CG_JOIN_ANTI) return false;
     /* Radix and sort-merge test it in the probe side's PARTITION sink and
      * drop the rows that fail (never materialized, never partitioned): only
@@ -285,6 +290,42 @@ static bool join_filter_pays(cg_join_kind kind, const sql_lop *op, const sql_lop
         op->est_rows < 1)
         return false;
     double match = op->est_rows / probe->est_rows; /* probe rows with a partner */
+    if (kind == CG_JOIN_ANTI) match = 1 - match;
+    return match < FILTER_MAX_MATCH;
+}
+
+/* The key columns an exact bitmap may cover (engine/rt_join_keybits.h):
+ * integers of one type (and scale) on both sides, as a mask. */
+static uint32_t keybits_columns(const join_split *js)
+{
+    uint32_t mask = 0;
+    for (uint32_t k = 0; k < js->nkeys && k < 32; k++) {
+        sto_type a = js->probe_keys[k]->type, b = js->build_keys[k]->type;
+        if (a.id != b.id || a.scale != b.scale) continue;
+        if (a.id == STO_TYPE_INTEGER || a.id == STO_TYPE_BIGINT || a.id == STO_TYPE_DATE ||
+            a.id == STO_TYPE_DECIMAL)
+            mask |= (uint32_t)1 << k;
+    }
+    return mask;
+}
+
+/* Whether a probe into the shared table tests the exact bitmap of one key
+ * column first (the run time makes one only when that column's build
+ * values turn out dense): a SEMI/ANTI/FLAG join on one key without a
+ * residual, which the bit decides (no directory, no entry), or a kind
+ * that keeps nothing of a probe row without a partner where most rows are
+ * expected to miss (q09's lineitems against the partsupp rows of green
+ * parts: the bitmap of their partkeys). */
+static bool join_keybits_pays(cg_join_kind kind, const join_split *js, const sql_lop *op,
+                              const sql_lop *probe)
+{
+    if (!keybits_columns(js)) return false;
+    bool decides = kind == CG_JOIN_SEMI || kind == CG_JOIN_ANTI || kind == CG_JOIN_FLAG;
+    if (decides && !js->residual && js->nkeys == 1) return true;
+    if (!decides && kind != CG_JOIN_INNER) return false;
+    if (kind == CG_JOIN_FLAG) return true;
+    if (probe->est_rows < 1 || op->est_rows < 1) return false;
+    double match = op->est_rows / probe->est_rows;
     if (kind == CG_JOIN_ANTI) match = 1 - match;
     return match < FILTER_MAX_MATCH;
 }
@@ -376,10 +417,20 @@ static sto_status open_join(builder *b, const sql_lop *op, unsigned *id)
 
     pr->flag_matches = outer_build;
     pr->flag_offset = offsetof(eng_join_entry, matched);
-    pr->filter =
-        js.nkeys > 0 && (radix || !outer_build) && join_filter_pays(kind, op, probe, build, radix);
+    pr->filter = js.nkeys > 0 && (radix || !outer_build || left_semi) &&
+                 join_filter_pays(kind, op, probe, build, radix);
     pr->filter_offset = offsetof(eng_join_ht, filter);
     pr->filter_mask_offset = offsetof(eng_join_ht, filter_mask);
+    /* not for RIGHT/FULL joins (INNER probes that flag entries) */
+    pr->keybits = !radix && (!outer_build || left_semi) && join_keybits_pays(kind, &js, op, probe);
+    pr->keybits_decide = pr->keybits && !js.residual && js.nkeys == 1 &&
+                         (kind == CG_JOIN_SEMI || kind == CG_JOIN_ANTI || kind == CG_JOIN_FLAG);
+    pr->kb_cols = keybits_columns(&js);
+    pr->kb_col_offset = offsetof(eng_join_ht, keys.col);
+    pr->kb_bits_offset = offsetof(eng_join_ht, keys.bits);
+    pr->kb_hits_offset = offsetof(eng_join_ht, keys.hits);
+    pr->kb_base_offset = offsetof(eng_join_ht, keys.base);
+    pr->kb_span_offset = offsetof(eng_join_ht, keys.span);
 
     STO_TRY(open_pipe(b, probe, id));
     if (radix) STO_TRY(open_partitioned(b, bp, op, probe, &js, id));

@@ -48,21 +48,7 @@ static inline uint8_t *entry_states(const eng_agg_layout *l, uint8_t *e)
 
 static int64_t slot_int(sto_type t, const uint8_t *p)
 {
-    switch (t.id) {
-    case STO_TYPE_BOOLEAN:
-        return *p;
-    case STO_TYPE_INTEGER:
-    case STO_TYPE_DATE: {
-        int32_t x;
-        memcpy(&x, p, 4);
-        return x;
-    }
-    default: {
-        int64_t x;
-        memcpy(&x, p, 8);
-        return x;
-    }
-    }
+    return cg_row_slot_int(t.id, p);
 }
 
 static double slot_double(const uint8_t *p)
@@ -161,6 +147,11 @@ static bool keys_equal(const eng_agg_layout *l, const uint8_t *a, const uint8_t 
 
 /* --- distinct sets ---------------------------------------------------------------- */
 
+/* A DISTINCT aggregate's state (16 bytes: cg_agg_state_bytes) holds its
+ * set's address at 0 and, here, the set's count, kept as the set grows, so
+ * the rows of COUNT(DISTINCT) are written without reading the sets. */
+#define DSET_COUNT_AT 8
+
 typedef struct dset {
     uint64_t cap, count;
     size_t bytes;
@@ -168,11 +159,40 @@ typedef struct dset {
     uint8_t *vals; /* cap 16-byte slots */
 } dset;
 
-static sto_status dset_new(const eng_rt_mem *m, uint64_t cap, dset **out)
+/* Room for a set of `bytes` (a multiple of 16) in arena r, zeroed. */
+static sto_status arena_alloc(eng_agg_arena *r, const eng_rt_mem *m, size_t bytes, void **out)
 {
-    size_t bytes = sizeof(dset) + cap + cap * CG_ROW_SLOT;
+    if (r->free < bytes) {
+        size_t block = BLOCK_BYTES;
+        if (block < BLOCK_HEAD + bytes) block = BLOCK_HEAD + bytes;
+        eng_agg_block *b = NULL;
+        STO_TRY(eng_rt_alloc_zero(m, block, (void **)&b));
+        b->next = r->blocks;
+        b->bytes = block;
+        r->blocks = b;
+        r->ptr = (uint8_t *)b + BLOCK_HEAD;
+        r->free = block - BLOCK_HEAD;
+    }
+    *out = r->ptr;
+    r->ptr += bytes;
+    r->free -= bytes;
+    return STO_OK;
+}
+
+static void arena_free(eng_agg_arena *r, const eng_rt_mem *m)
+{
+    for (eng_agg_block *b = r->blocks, *next; b; b = next) {
+        next = b->next;
+        eng_rt_free(m, b, b->bytes);
+    }
+    memset(r, 0, sizeof(*r));
+}
+
+static sto_status dset_new(eng_agg_arena *r, const eng_rt_mem *m, uint64_t cap, dset **out)
+{
+    size_t bytes = (sizeof(dset) + cap + cap * CG_ROW_SLOT + 15) & ~(size_t)15;
     dset *s = NULL;
-    STO_TRY(eng_rt_alloc_zero(m, bytes, (void **)&s));
+    STO_TRY(arena_alloc(r, m, bytes, (void **)&s));
     s->cap = cap;
     s->bytes = bytes;
     s->vals = (uint8_t *)(s + 1);
@@ -193,17 +213,19 @@ static void dset_put(dset *s, sto_type t, const uint8_t *v)
     s->count++;
 }
 
-static sto_status dset_add(const eng_rt_mem *m, dset **sp, sto_type t, const uint8_t *v)
+/* Adds v to *sp (a new set when NULL); a full set is copied into one twice
+ * its size, and the old copy stays in the arena until it goes. */
+static sto_status dset_add(eng_agg_arena *r, const eng_rt_mem *m, dset **sp, sto_type t,
+                           const uint8_t *v)
 {
     dset *s = *sp;
-    if (!s) STO_TRY(dset_new(m, 8, sp));
+    if (!s) STO_TRY(dset_new(r, m, 8, sp));
     s = *sp;
     if ((s->count + 1) * 2 > s->cap) {
         dset *n = NULL;
-        STO_TRY(dset_new(m, s->cap * 2, &n));
+        STO_TRY(dset_new(r, m, s->cap * 2, &n));
         for (uint64_t i = 0; i < s->cap; i++)
             if (s->used[i]) dset_put(n, t, s->vals + i * CG_ROW_SLOT);
-        eng_rt_free(m, s, s->bytes);
         *sp = s = n;
     }
     dset_put(s, t, v);
@@ -251,24 +273,8 @@ static inline unsigned hash_sub(uint64_t h)
     return (unsigned)((h << ENG_AGG_PARTS_LOG) >> (64 - ENG_AGG_SUB_LOG));
 }
 
-/* The distinct sets an entry owns go back. */
-static void entry_free_sets(const eng_agg_layout *l, const eng_rt_mem *m, uint8_t *e)
+static void part_free(const eng_rt_mem *m, eng_agg_part *p)
 {
-    for (uint32_t k = 0; k < l->naggs; k++) {
-        if (!cg_agg_is_distinct_set(l->aggs[k].func, l->aggs[k].distinct)) continue;
-        dset *s;
-        memcpy(&s, entry_states(l, e) + l->aggs[k].offset, sizeof(s));
-        if (s) eng_rt_free(m, s, s->bytes);
-    }
-}
-
-static void part_free(const eng_agg_layout *l, const eng_rt_mem *m, eng_agg_part *p)
-{
-    /* every entry, folded or not, may own sets (a fold unions src's into
-     * dst's and leaves src's) */
-    for (eng_agg_block *b = l->distinct_sets ? p->blocks : NULL; b; b = b->next)
-        for (uint8_t *e = block_first(b); e < block_end(b); e += l->entry_bytes)
-            entry_free_sets(l, m, e);
     for (eng_agg_block *b = p->blocks, *next; b; b = next) {
         next = b->next;
         eng_rt_free(m, b, b->bytes);
@@ -288,13 +294,11 @@ static inline uint8_t *table_entry(const eng_agg_local *a, uint64_t i)
 
 void eng_agg_local_free(eng_agg_local *a)
 {
-    const eng_agg_layout *l = a->layout;
-    for (uint64_t i = 0; l->distinct_sets && i < table_slots(a); i++)
-        if (table_entry(a, i)[ENG_AGG_ENTRY_USED]) entry_free_sets(l, &a->mem, table_entry(a, i));
     eng_rt_free(&a->mem, a->table, a->table_bytes);
     a->table = NULL;
     for (unsigned i = 0; i < ENG_AGG_PARTS; i++)
-        part_free(l, &a->mem, &a->parts[i]);
+        part_free(&a->mem, &a->parts[i]);
+    arena_free(&a->sets, &a->mem);
 }
 
 /* Room for one more entry at the end of p's buffer. */
@@ -399,15 +403,20 @@ static inline double pow2_neg(unsigned r)
 
 /* HyperLogLog over the groups' hashes: the register from the low bits,
  * the rank from the run of zeros above them. */
-static void hll_add(eng_agg_local *a, uint64_t h)
+static void hll_add_to(uint8_t *regs, double *sum, uint32_t *zeros, uint64_t h)
 {
     uint64_t rest = h >> ENG_AGG_HLL_LOG;
     uint8_t rank = (uint8_t)(rest ? __builtin_ctzll(rest) + 1 : 64 - ENG_AGG_HLL_LOG + 1);
-    uint8_t *r = &a->hll[h & ((1u << ENG_AGG_HLL_LOG) - 1)];
+    uint8_t *r = &regs[h & ((1u << ENG_AGG_HLL_LOG) - 1)];
     if (*r >= rank) return;
-    a->hll_sum += pow2_neg(rank) - pow2_neg(*r);
-    a->hll_zeros -= !*r;
+    *sum += pow2_neg(rank) - pow2_neg(*r);
+    *zeros -= !*r;
     *r = rank;
+}
+
+static void hll_add(eng_agg_local *a, uint64_t h)
+{
+    hll_add_to(a->hll, &a->hll_sum, &a->hll_zeros, h);
 }
 
 /* Appends every entry of the table to its partition's buffer and empties
@@ -455,11 +464,24 @@ static double hll_estimate(const uint8_t *regs)
     return hll_from(sum, zeros);
 }
 
-/* About how many groups the worker has met (every spill asks: kept up to
- * date as the registers change rather than summed each time). */
+/* About how many groups the worker has met: those it spilled (the sketch,
+ * kept up to date as the registers change rather than summed each time)
+ * and those in its table, which are mostly the same groups again when
+ * groups come back: counting them apart would double them and put off
+ * the growth that makes them one entry each (q15: 10K suppliers over
+ * 80-byte entries, 4K to a table, spilled seven times before it grew;
+ * now once). */
 static double hll_groups(const eng_agg_local *a)
 {
-    return hll_from(a->hll_sum, a->hll_zeros);
+    uint8_t regs[1u << ENG_AGG_HLL_LOG];
+    memcpy(regs, a->hll, sizeof(regs));
+    double sum = a->hll_sum;
+    uint32_t zeros = a->hll_zeros;
+    for (uint64_t i = 0; i < table_slots(a); i++) {
+        const uint8_t *e = table_entry(a, i);
+        if (e[ENG_AGG_ENTRY_USED]) hll_add_to(regs, &sum, &zeros, entry_hash(e));
+    }
+    return hll_from(sum, zeros);
 }
 
 /* The full table doubles while it fits ENG_AGG_TABLE_BYTES (or holds
@@ -472,9 +494,10 @@ static sto_status table_make_room(eng_agg_local *a)
     if (!slots) return table_resize(a, TABLE_MIN_SLOTS);
     if (l->distinct_sets || (!a->hot && slots * 2 * l->entry_bytes <= ENG_AGG_TABLE_BYTES))
         return table_resize(a, slots * 2);
-    /* the sketch holds the groups spilled; those in the table may be new */
-    double groups = hll_groups(a) + (double)a->count;
     double made = (double)(a->spilled + a->count);
+    /* a table that stays small (groups come together) is not sketched
+     * again at every spill: its groups are all new */
+    double groups = a->hot ? hll_from(a->hll_sum, a->hll_zeros) + (double)a->count : hll_groups(a);
     if (made >= ENG_AGG_REUSE * groups) {
         uint64_t want = slots * 2;
         while ((double)want < groups * 2)
@@ -542,8 +565,9 @@ int32_t eng_rt_agg_distinct(cg_error *err, void *local, uint8_t *state, uint32_t
     eng_agg_local *a = local;
     dset *s;
     memcpy(&s, state, sizeof(s));
-    sto_status st = dset_add(&a->mem, &s, a->layout->aggs[agg].arg, value);
+    sto_status st = dset_add(&a->sets, &a->mem, &s, a->layout->aggs[agg].arg, value);
     memcpy(state, &s, sizeof(s));
+    if (s) memcpy(state + DSET_COUNT_AT, &s->count, 8);
     if (st) {
         err->detail = st;
         return CG_ERR_RUNTIME;
@@ -568,9 +592,10 @@ static int64_t load_i64(const uint8_t *p)
 }
 
 /* Adds src's states into dst's (the entries of one group). src's distinct
- * sets are emptied into dst's or moved over. */
-static sto_status merge_states(const eng_agg_layout *l, const eng_rt_mem *m, uint8_t *dst,
-                               uint8_t *src)
+ * sets are emptied into dst's or moved over; a dst set that grows does so
+ * in r (NULL where there are no sets: fold_direct). */
+static sto_status merge_states(const eng_agg_layout *l, eng_agg_arena *r, const eng_rt_mem *m,
+                               uint8_t *dst, uint8_t *src)
 {
     for (uint32_t k = 0; k < l->naggs; k++) {
         const eng_agg_fn *a = &l->aggs[k];
@@ -581,13 +606,14 @@ static sto_status merge_states(const eng_agg_layout *l, const eng_rt_mem *m, uin
             memcpy(&ss, s, sizeof(ss));
             if (!ss) continue;
             if (!ds) {
-                memcpy(d, &ss, sizeof(ss));
-                memset(s, 0, sizeof(ss));
+                memcpy(d, s, DSET_COUNT_AT + 8);
+                memset(s, 0, DSET_COUNT_AT + 8);
                 continue;
             }
             for (uint64_t i = 0; i < ss->cap; i++)
-                if (ss->used[i]) STO_TRY(dset_add(m, &ds, a->arg, ss->vals + i * CG_ROW_SLOT));
+                if (ss->used[i]) STO_TRY(dset_add(r, m, &ds, a->arg, ss->vals + i * CG_ROW_SLOT));
             memcpy(d, &ds, sizeof(ds));
+            memcpy(d + DSET_COUNT_AT, &ds->count, 8);
             continue;
         }
         switch (a->func) {
@@ -669,13 +695,13 @@ static sto_status final_value(const eng_agg_fn *a, const uint8_t *s, uint8_t *ou
     memset(out, 0, CG_ROW_SLOT);
     bool dbl = a->arg.id == STO_TYPE_DOUBLE;
     if (cg_agg_is_distinct_set(a->func, a->distinct)) {
-        dset *set;
-        memcpy(&set, s, sizeof(set));
-        int64_t n = set ? (int64_t)set->count : 0;
+        int64_t n = load_i64(s + DSET_COUNT_AT); /* no miss on the set for COUNT */
         if (a->func == SQL_AGG_COUNT) {
             memcpy(out, &n, 8);
             return STO_OK;
         }
+        dset *set;
+        memcpy(&set, s, sizeof(set));
         if (!n) {
             *null = 1;
             return STO_OK;
@@ -854,7 +880,7 @@ static uint8_t *walk_next(part_walk *w)
  * cleared and used again. A fold reads the hash from the pair; an entry's
  * key and states are read only when its hash was met before (the entry is
  * fetched ahead all the same). *groups: the groups. */
-static sto_status fold_part(const eng_agg_layout *l, const eng_rt_mem *m,
+static sto_status fold_part(const eng_agg_layout *l, eng_agg_arena *sets, const eng_rt_mem *m,
                             eng_agg_local *const *locals, unsigned n, unsigned part,
                             const uint64_t *hist, uint64_t total, uint64_t *groups)
 {
@@ -906,7 +932,7 @@ static sto_status fold_part(const eng_agg_layout *l, const eng_rt_mem *m,
                 }
                 if (slots[k].hash == h && keys_equal(l, entry_key(d), entry_key(e))) {
                     e[ENTRY_FOLDED] = 1;
-                    st = merge_states(l, m, entry_states(l, d), entry_states(l, e));
+                    st = merge_states(l, sets, m, entry_states(l, d), entry_states(l, e));
                     break;
                 }
             }
@@ -971,7 +997,7 @@ static sto_status fold_direct(const eng_agg_layout *l, const eng_rt_mem *m,
             }
             uint8_t *d = merge_probe(l, &mt, e);
             if (d[ENG_AGG_ENTRY_USED]) {
-                st = merge_states(l, m, entry_states(l, d), entry_states(l, e));
+                st = merge_states(l, NULL, m, entry_states(l, d), entry_states(l, e));
             } else {
                 memcpy(d, e, l->entry_bytes);
                 d[ENG_AGG_ENTRY_USED] = 1;
@@ -1036,23 +1062,27 @@ sto_status eng_agg_merge_part(eng_agg_local *const *locals, unsigned n, unsigned
         if (guess * 2 * l->entry_bytes <= MERGE_DIRECT_BYTES)
             return fold_direct(l, &m, locals, n, part, guess, out);
     }
+    /* the sets the fold grows: read until the rows are out */
+    eng_agg_arena sets = {0};
+    sto_status st = STO_OK;
     if (filled > 1 || spilled) {
         groups = 0;
-        STO_TRY(fold_part(l, &m, locals, n, part, hist, total, &groups));
+        st = fold_part(l, &sets, &m, locals, n, part, hist, total, &groups);
     }
-    STO_TRY(eng_rows_sink_reserve(out, groups));
+    if (!st) st = eng_rows_sink_reserve(out, groups);
     /* Room for every group is reserved: the rows are written in place. */
     uint32_t rb = out->row_bytes;
-    for (unsigned i = 0; i < n; i++) {
+    for (unsigned i = 0; !st && i < n; i++) {
         part_walk w;
         walk_start(&w, locals[i], part);
-        for (uint8_t *e; (e = walk_next(&w));) {
+        for (uint8_t *e; !st && (e = walk_next(&w));) {
             if (e[ENTRY_FOLDED]) continue;
-            STO_TRY(emit_at(l, entry_key(e), entry_states(l, e), out->data + out->rows * rb, rb));
-            out->rows++;
+            st = emit_at(l, entry_key(e), entry_states(l, e), out->data + out->rows * rb, rb);
+            out->rows += !st;
         }
     }
-    return STO_OK;
+    arena_free(&sets, &m);
+    return st;
 }
 
 sto_status eng_agg_empty_row(const eng_agg_layout *l, eng_rows_sink *out)

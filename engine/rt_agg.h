@@ -36,10 +36,11 @@
  * Spilling only pays when the merge has little to fold: when groups keep
  * coming back after a spill, each spill gives them one more entry. So each
  * worker estimates how many groups it has met (a HyperLogLog sketch over
- * the hashes it spilled); when it has made at least ENG_AGG_REUSE times
- * that many entries and a table for all of them fits ENG_AGG_TABLE_BIG, the
- * full table grows to hold them instead (200K part keys in random order
- * over lineitem; 100K customers over orders). Aggregations with DISTINCT
+ * the hashes it spilled, joined at each full table with the hashes in the
+ * table); when it has made at least ENG_AGG_REUSE times that many entries
+ * and a table for all of them fits ENG_AGG_TABLE_BIG, the full table grows
+ * to hold them instead (q15's 10K suppliers over a quarter's lineitems
+ * grow after one spill; q13's 100K customers over orders stay spilled). Aggregations with DISTINCT
  * sets always grow: an entry more costs them a set more, and the merge a
  * union of sets.
  *
@@ -59,9 +60,10 @@
  * is emitted as it is.
  *
  * DISTINCT aggregates keep a per-group set of the distinct values (the
- * state holds a pointer to it); the merge unions the sets and the result is
- * computed from the set. Output rows (row format over group ids then
- * aggregate ids) carry the final values: COUNT as BIGINT, SUM as BIGINT /
+ * state holds a pointer to it, into the worker's eng_agg_arena); the merge
+ * unions the sets (growing ones in an arena of its own, freed once the
+ * partition's rows are out) and the result is computed from the set. Output rows (row format over
+ * group ids then aggregate ids) carry the final values: COUNT as BIGINT, SUM as BIGINT /
  * DECIMAL(18,s) (22003 when the 128-bit sum does not fit) or DOUBLE, AVG as
  * DOUBLE, MIN/MAX in the argument's type, NULL for groups without values.
  */
@@ -81,12 +83,19 @@
 /* The bytes a worker's table may grow to before it spills (L2). */
 #define ENG_AGG_TABLE_BYTES ((size_t)1 << 20)
 
-/* The bytes it may grow to when its groups come back after spills. */
-#define ENG_AGG_TABLE_BIG ((size_t)32 << 20)
+/* The bytes it may grow to when its groups come back after spills: a
+ * worker's share of L3. Beyond that every row of a group met again is a
+ * miss to memory, and spilling (a sequential write per row, a merge in
+ * L2-sized pieces) costs less: q13's 100K customers over orders took
+ * about a quarter more CPU time in two 16 MB tables than spilled. */
+#define ENG_AGG_TABLE_BIG ((size_t)4 << 20)
 
 /* Groups come back when a worker inserted this many times as many
- * entries as it met groups. */
-#define ENG_AGG_REUSE 2
+ * entries as it met groups. Rows of a group that come together make about
+ * one entry per group (the sketch errs by ~3%), so a fifth more is a
+ * clear sign; every spill before the growth costs a copy of the table and
+ * the merge a fold per entry. */
+#define ENG_AGG_REUSE 1.2
 
 /* The HyperLogLog sketch of a worker's groups has 1 << this many
  * registers. */
@@ -128,6 +137,15 @@ void eng_agg_layout_finish(eng_agg_layout *l);
 
 typedef struct eng_agg_block eng_agg_block;
 
+/* Where the DISTINCT sets of a worker's groups (or of one merge) live:
+ * blocks that are freed together, so a set that grows leaves its old copy
+ * behind, and no set is freed one by one (18K groups' sets in q16). */
+typedef struct eng_agg_arena {
+    eng_agg_block *blocks; /* newest first */
+    uint8_t *ptr;
+    size_t free;
+} eng_agg_arena;
+
 /* One partition's spilled entries. */
 typedef struct eng_agg_part {
     uint64_t entries; /* spilled */
@@ -159,6 +177,7 @@ typedef struct eng_agg_local {
     double hll_sum;     /* of 2^-register, kept as registers change */
     uint32_t hll_zeros; /* registers still 0 */
     eng_agg_part parts[ENG_AGG_PARTS];
+    eng_agg_arena sets;
 } eng_agg_local;
 
 void eng_agg_local_init(eng_agg_local *a, const eng_agg_layout *l, eng_rt_mem mem);

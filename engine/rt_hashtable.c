@@ -177,8 +177,36 @@ int32_t eng_join_ht_unmatched_slice(cg_error *err, const eng_join_ht *ht, const 
     return a.rc;
 }
 
+sto_status eng_join_ht_keybits(eng_join_ht *ht, const uint32_t *key_offsets,
+                               const unsigned *key_bytes, unsigned ncols, bool hits)
+{
+    memset(&ht->keys, 0, sizeof(ht->keys));
+    if (ht->count == 0 || ht->count > ENG_JOIN_KEYBITS_MAX_ENTRIES) return STO_OK;
+    unsigned best = ncols;
+    uint64_t best_span = 0;
+    for (unsigned c = 0; c < ncols && ncols > 1; c++) {
+        int64_t lo, hi;
+        if (!key_bytes[c] || !eng_join_keybits_range(ht->spans, ht->n_spans, ht->stride,
+                                                     key_offsets[c], key_bytes[c], &lo, &hi))
+            continue;
+        uint64_t span = (uint64_t)hi - (uint64_t)lo + 1;
+        if (eng_join_keybits_dense(lo, hi, ht->count) && span > best_span) {
+            best = c;
+            best_span = span;
+        }
+    }
+    if (ncols == 1 && key_bytes[0]) best = 0;
+    if (best == ncols) return STO_OK;
+    STO_TRY(eng_join_keybits_build(&ht->keys, ht->spans, ht->n_spans, ht->count, ht->stride,
+                                   key_offsets[best], key_bytes[best], hits && ncols == 1,
+                                   ht->mem));
+    ht->keys.col = best;
+    return STO_OK;
+}
+
 void eng_join_ht_free(eng_join_ht *ht)
 {
+    eng_join_keybits_free(&ht->keys);
     if (ht->dir) eng_mem_free(ht->mem, ht->dir, (ht->mask + 1) * sizeof(uint64_t));
     if (ht->filter) eng_mem_free(ht->mem, ht->filter, (ht->filter_mask + 1) * sizeof(uint64_t));
     free(ht->spans);

@@ -33,6 +33,7 @@
 
 #include "engine/mem.h"
 #include "engine/rt_join.h"
+#include "engine/rt_join_keybits.h"
 #include "storage/status.h"
 
 #define ENG_JOIN_HT_PTR_MASK ((uint64_t)0x0000FFFFFFFFFFFF)
@@ -50,6 +51,9 @@ typedef struct eng_join_ht {
     eng_join_span *spans;
     unsigned n_spans;
     uint32_t stride;
+    /* The optional exact bitmap of a dense integer key (rt_join_keybits.h;
+     * eng_join_ht_keybits): keys.bits NULL when there is none. */
+    eng_join_keybits keys;
 } eng_join_ht;
 
 /* The tag bit of a hash, in the directory word's upper 16 bits. */
@@ -155,6 +159,17 @@ void eng_join_ht_insert_local(eng_join_ht *ht, uint8_t *base, uint32_t stride, u
  * is clear. */
 int32_t eng_join_ht_unmatched_slice(cg_error *err, const eng_join_ht *ht, const eng_join_spec *spec,
                                     uint64_t s, uint64_t n_slices);
+
+/* Gives a prepared table the exact bitmap of one key column when its
+ * values are dense (rt_join_keybits.h). Column c of ncols has its value at
+ * key_offsets[c] of every entry, key_bytes[c] wide (0: not an integer, no
+ * candidate); of the dense candidates the one with the widest range is
+ * taken (q09's (suppkey, partkey): the partkeys of green parts, not the
+ * suppkeys that cover every supplier) and kept in ht->keys.col. With
+ * `hits` (one column only), FLAG probes mark keys there (fold them with
+ * eng_join_keybits_fold over ht->spans before emitting). */
+sto_status eng_join_ht_keybits(eng_join_ht *ht, const uint32_t *key_offsets,
+                               const unsigned *key_bytes, unsigned ncols, bool hits);
 
 void eng_join_ht_free(eng_join_ht *ht);
 

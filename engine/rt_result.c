@@ -211,16 +211,6 @@ sto_value eng_row_value(const uint8_t *row, uint32_t ncols, uint32_t slot, sto_t
     }
     const uint8_t *p = row + slot * CG_ROW_SLOT;
     switch (t.id) {
-    case STO_TYPE_BOOLEAN:
-        v.v.i64 = *p;
-        break;
-    case STO_TYPE_INTEGER:
-    case STO_TYPE_DATE: {
-        int32_t x;
-        memcpy(&x, p, 4);
-        v.v.i64 = x;
-        break;
-    }
     case STO_TYPE_DOUBLE:
         memcpy(&v.v.f64, p, 8);
         break;
@@ -229,7 +219,7 @@ sto_value eng_row_value(const uint8_t *row, uint32_t ncols, uint32_t slot, sto_t
         memcpy(&v.v.str, p, sizeof(sto_str));
         break;
     default:
-        memcpy(&v.v.i64, p, 8);
+        v.v.i64 = cg_row_slot_int(t.id, p);
         break;
     }
     return v;

@@ -1,12 +1,13 @@
 /*
  * rt_sort.c — sorting runs of materialized rows and merging them.
  *
- * A run is sorted as an array of (prefix, row pointer) pairs: rows are
- * wide, and the prefix — the first key mapped to a 64-bit unsigned number
- * whose order agrees with the key's (NULLs, DESC and all) — decides most
- * comparisons without touching the row or following a string pointer. Only
- * equal prefixes fall back to the full comparison. The rows are then copied
- * once into sorted order.
+ * A run whose ORDER BY keys fit ENG_SORT_KEY_BYTES is sorted by
+ * normalized keys (rt_sort_keys.h). Any other run is sorted as an array of
+ * (prefix, row pointer) pairs: rows are wide, and the prefix — the first
+ * key mapped to a 64-bit unsigned number whose order agrees with the key's
+ * (NULLs, DESC and all) — decides most comparisons without touching the row
+ * or following a string pointer. Only equal prefixes fall back to the full
+ * comparison. Either way the rows are then copied once into sorted order.
  *
  * A top-k heap is ordered by eng_sort_compare with the worst row at index 0:
  * a run sorted best-first and stored in reverse is already such a heap.
@@ -21,6 +22,7 @@
 #include <string.h>
 
 #include "codegen/pipeline.h"
+#include "engine/rt_sort_keys.h"
 
 static int cmp_value(const eng_sort_key *k, const uint8_t *a, const uint8_t *b)
 {
@@ -98,31 +100,12 @@ static uint64_t key_prefix(const eng_sort_spec *s, const uint8_t *row)
             v = (v << 8) | (i < str.len ? d[i] : 0);
         break;
     }
-    case STO_TYPE_DOUBLE: {
-        double x;
-        memcpy(&x, p, 8);
-        if (isnan(x)) x = NAN;
-        if (x == 0) x = 0; /* -0.0 */
-        memcpy(&v, &x, 8);
-        v = (v >> 63) ? ~v : v ^ ((uint64_t)1 << 63);
+    case STO_TYPE_DOUBLE:
+        v = eng_sort_double_image(p);
         break;
-    }
-    case STO_TYPE_BOOLEAN:
-        v = *p;
+    default:
+        v = eng_sort_int_image(k->type.id, p);
         break;
-    case STO_TYPE_INTEGER:
-    case STO_TYPE_DATE: {
-        int32_t x;
-        memcpy(&x, p, 4);
-        v = (uint64_t)(int64_t)x ^ ((uint64_t)1 << 63);
-        break;
-    }
-    default: {
-        int64_t x;
-        memcpy(&x, p, 8);
-        v = (uint64_t)x ^ ((uint64_t)1 << 63);
-        break;
-    }
     }
     /* Keep the ends free for NULLs, so a value never passes a NULL. */
     if (k->desc) v = ~v;
@@ -144,18 +127,30 @@ sto_status eng_sort_run(const eng_sort_spec *s, eng_rows_sink *run, uint64_t kee
     if (n < 2) return STO_OK;
     sort_ref *refs = malloc(n * sizeof(*refs));
     if (!refs) return sto_error_oom();
-    for (uint64_t i = 0; i < n; i++) {
-        refs[i].row = run->data + i * run->row_bytes;
-        refs[i].prefix = s->nkeys ? key_prefix(s, refs[i].row) : 0;
+    /* normalized keys when they are short; refs then holds the order */
+    const uint8_t **order = (const uint8_t **)refs;
+    bool done = false;
+    sto_status st = eng_sort_keys_order(s, run->data, n, run->row_bytes, order, &done);
+    if (st) {
+        free(refs);
+        return st;
     }
-    qsort_r(refs, n, sizeof(*refs), cmp_refs, (void *)s);
+    if (!done) {
+        for (uint64_t i = 0; i < n; i++) {
+            refs[i].row = run->data + i * run->row_bytes;
+            refs[i].prefix = s->nkeys ? key_prefix(s, refs[i].row) : 0;
+        }
+        qsort_r(refs, n, sizeof(*refs), cmp_refs, (void *)s);
+        for (uint64_t i = 0; i < n; i++)
+            order[i] = refs[i].row; /* over refs[i / 2], read before */
+    }
     if (keep > n) keep = n;
     uint8_t *data = NULL;
     eng_rt_mem m = {run->mem.mem, NULL, -1};
-    sto_status st = eng_rt_alloc(&m, keep * run->row_bytes, (void **)&data);
+    st = eng_rt_alloc(&m, keep * run->row_bytes, (void **)&data);
     if (!st) {
         for (uint64_t i = 0; i < keep; i++)
-            memcpy(data + i * run->row_bytes, refs[i].row, run->row_bytes);
+            memcpy(data + i * run->row_bytes, order[i], run->row_bytes);
         eng_rt_free(&m, run->data, run->cap * run->row_bytes);
         run->data = data;
         run->rows = run->cap = keep;

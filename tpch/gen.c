@@ -27,6 +27,7 @@
 #include <string.h>
 #include <strings.h>
 
+#include "tpch/digits.h"
 #include "tpch/dists.h"
 #include "tpch/rng.h"
 #include "tpch/schema.h"
@@ -130,6 +131,7 @@ struct tpch_gen {
     tpch_picker types, containers, segments, priorities, instructions, modes, rflags;
     tpch_picker nations, regions; /* for their padded names */
     int32_t region_of_nation[32];
+    uint64_t supplier_inverse; /* floor((2^64 - 1) / suppliers), see divide() */
 };
 
 sto_status tpch_scale_check(double sf)
@@ -167,6 +169,7 @@ sto_status tpch_gen_create(double sf, int threads, tpch_gen **out)
         for (int t = 0; t < TPCH_NATION; t++)
             g->units[t] = base[t] * g->scale;
     }
+    g->supplier_inverse = UINT64_MAX / (uint64_t)g->units[TPCH_SUPPLIER];
     g->units[TPCH_NATION] = tpch_dists[TPCH_DIST_NATIONS].count;
     g->units[TPCH_REGION] = tpch_dists[TPCH_DIST_REGIONS].count;
 
@@ -353,25 +356,27 @@ static inline void lookahead_unit(const tpch_gen *g, text_lookahead *la)
  * the miss latency, few enough that the lines stay in cache. */
 #define LOOKAHEAD_UNITS 8
 
-/* Writes n as exactly `width` digits (zero-padded) at out. */
+/* Writes n as exactly `width` digits (zero-padded) at out; stores up to
+ * TPCH_DIGITS_SLACK bytes past them. */
 static void put_digits(char *out, int64_t n, int width)
 {
-    for (int i = width - 1; i >= 0; i--) {
-        out[i] = (char)('0' + n % 10);
-        n /= 10;
+    if (width > 8) {
+        put_digits(out, n / 100000000, width - 8);
+        tpch_put_fixed(out + width - 8, (uint32_t)(n % 100000000), 8);
+        return;
     }
+    tpch_put_fixed(out, (uint32_t)n, width);
 }
 
 /* "<tag><key, 9 digits at least>", e.g. Customer#000000001. */
-static uint32_t put_tagged_key(char *out, const char *tag, int64_t key)
+static uint32_t put_tagged_key(char *out, const char *tag, size_t tag_len, int64_t key)
 {
-    size_t t = strlen(tag);
-    memcpy(out, tag, t);
+    memcpy(out, tag, tag_len);
     int width = 9;
     for (int64_t k = key / 1000000000; k > 0; k /= 10)
         width++;
-    put_digits(out + t, key, width);
-    return (uint32_t)(t + (size_t)width);
+    put_digits(out + tag_len, key, width);
+    return (uint32_t)(tag_len + (size_t)width);
 }
 
 static const char alphabet[65] = "0123456789abcdefghijklmnopqrstuvwxyz ABCDEFGHIJKLMNOPQRSTUVWXYZ,";
@@ -411,10 +416,27 @@ static uint32_t put_phone(char *out, int64_t nation, tpch_stream *s)
     return 15;
 }
 
+/* x / d and x % d by a multiplication with inverse = floor((2^64 - 1) / d):
+ * the high half of x * inverse is x / d or one less (a division would take
+ * longer than the rest of a lineitem's supplier). */
+static inline uint64_t divide(uint64_t x, uint64_t d, uint64_t inverse, uint64_t *rem)
+{
+    uint64_t q = (uint64_t)(((unsigned __int128)x * inverse) >> 64);
+    uint64_t r = x - q * d;
+    if (r >= d) {
+        q++;
+        r -= d;
+    }
+    *rem = r;
+    return q;
+}
+
 static int64_t supplier_of_part(const tpch_gen *g, int64_t part, int64_t i)
 {
-    int64_t s = g->units[TPCH_SUPPLIER];
-    return (part + i * (s / SUPP_PER_PART + (part - 1) / s)) % s + 1;
+    uint64_t s = (uint64_t)g->units[TPCH_SUPPLIER], inv = g->supplier_inverse, r;
+    uint64_t step = s / SUPP_PER_PART + divide((uint64_t)part - 1, s, inv, &r);
+    divide((uint64_t)part + (uint64_t)i * step, s, inv, &r);
+    return (int64_t)r + 1;
 }
 
 static int64_t retail_price(int64_t part)
@@ -520,7 +542,7 @@ static sto_status gen_suppliers(const tpch_gen *g, int64_t first, int64_t last, 
         int64_t key = unit + 1;
         int64_t nation = 0;
         v[0] = int_value(key);
-        v[1] = str_value(name, put_tagged_key(name, "Supplier#", key));
+        v[1] = str_value(name, put_tagged_key(name, "Supplier#", 9, key));
         v[2] = str_value(address, put_address(address, &s[TPCH_STREAM_S_ADDR]));
         nation = tpch_draw(&s[TPCH_STREAM_S_NTRG], 0, 24);
         v[3] = int_value(nation);
@@ -568,7 +590,7 @@ static sto_status gen_customers(const tpch_gen *g, int64_t first, int64_t last, 
         int64_t key = unit + 1;
         if (unit + LOOKAHEAD_UNITS < last) lookahead_unit(g, &text);
         v[0] = int_value(key);
-        v[1] = str_value(name, put_tagged_key(name, "Customer#", key));
+        v[1] = str_value(name, put_tagged_key(name, "Customer#", 9, key));
         v[2] = str_value(address, put_address(address, &s[TPCH_STREAM_C_ADDR]));
         int64_t nation = tpch_draw(&s[TPCH_STREAM_C_NTRG], 0, 24);
         v[3] = int_value(nation);
@@ -603,8 +625,12 @@ typedef struct order_batch {
     char clerk[ORDER_BATCH][16 + TPCH_STR_SLACK];
 } order_batch;
 
-/* One order and its lines into b->...[k]. */
-static void gen_order(const tpch_gen *g, tpch_stream *s, int64_t unit, order_batch *b, int k)
+/* One order and its lines into b->...[k]. An order's total price and status
+ * come from its lines, so they are always drawn, but only what the order
+ * needs when the lines themselves are not wanted (`lines_wanted`): each
+ * stream jumps to the next unit's start anyway. */
+static void gen_order(const tpch_gen *g, tpch_stream *s, int64_t unit, order_batch *b, int k,
+                      bool lines_wanted)
 {
     const int64_t customers = g->units[TPCH_CUSTOMER];
     const int64_t parts = g->units[TPCH_PART];
@@ -623,7 +649,7 @@ static void gen_order(const tpch_gen *g, tpch_stream *s, int64_t unit, order_bat
     o[1] = int_value(cust);
     o[4] = int_value(START_DAYS + odate);
     o[5] = pick_value(&g->priorities, &s[TPCH_STREAM_O_PRIO]);
-    o[6] = str_value(b->clerk[k], put_tagged_key(b->clerk[k], "Clerk#",
+    o[6] = str_value(b->clerk[k], put_tagged_key(b->clerk[k], "Clerk#", 6,
                                                  tpch_draw(&s[TPCH_STREAM_O_CLRK], 1, clerks)));
     o[7] = int_value(0);
     o[8] = text_value(g, &s[TPCH_STREAM_O_CMNT], ORDERS_TEXT);
@@ -636,16 +662,18 @@ static void gen_order(const tpch_gen *g, tpch_stream *s, int64_t unit, order_bat
         int64_t qty = tpch_draw(&s[TPCH_STREAM_L_QTY], 1, 50);
         int64_t discount = tpch_draw(&s[TPCH_STREAM_L_DCNT], 0, 10);
         int64_t tax = tpch_draw(&s[TPCH_STREAM_L_TAX], 0, 8);
-        r[13] = pick_value(&g->instructions, &s[TPCH_STREAM_L_SHIP]);
-        r[14] = pick_value(&g->modes, &s[TPCH_STREAM_L_SMODE]);
-        r[15] = text_value(g, &s[TPCH_STREAM_L_CMNT], LINEITEM_TEXT);
         int64_t part = tpch_draw(&s[TPCH_STREAM_L_PKEY], 1, parts);
-        int64_t supp = supplier_of_part(g, part, tpch_draw(&s[TPCH_STREAM_L_SKEY], 0, 3));
         int64_t price = retail_price(part) * qty;
         /* dbgen's order total: each line's price less discount plus tax,
          * truncated to cents at each step */
         total += ((price * (100 - discount)) / 100) * (100 + tax) / 100;
         int64_t ship = odate + tpch_draw(&s[TPCH_STREAM_L_SDTE], 1, 121);
+        shipped += START_DAYS + ship <= CURRENT_DAYS;
+        if (!lines_wanted) continue;
+        r[13] = pick_value(&g->instructions, &s[TPCH_STREAM_L_SHIP]);
+        r[14] = pick_value(&g->modes, &s[TPCH_STREAM_L_SMODE]);
+        r[15] = text_value(g, &s[TPCH_STREAM_L_CMNT], LINEITEM_TEXT);
+        int64_t supp = supplier_of_part(g, part, tpch_draw(&s[TPCH_STREAM_L_SKEY], 0, 3));
         int64_t commit = odate + tpch_draw(&s[TPCH_STREAM_L_CDTE], 30, 90);
         int64_t receipt = ship + tpch_draw(&s[TPCH_STREAM_L_RDTE], 1, 30);
         r[0] = int_value(okey);
@@ -661,12 +689,7 @@ static void gen_order(const tpch_gen *g, tpch_stream *s, int64_t unit, order_bat
             r[8] = pick_value(&g->rflags, &s[TPCH_STREAM_L_RFLG]);
         else
             r[8] = list_value(letters[LETTER_N], 1);
-        if (START_DAYS + ship <= CURRENT_DAYS) {
-            shipped++;
-            r[9] = list_value(letters[LETTER_F], 1);
-        } else {
-            r[9] = list_value(letters[LETTER_O], 1);
-        }
+        r[9] = list_value(letters[START_DAYS + ship <= CURRENT_DAYS ? LETTER_F : LETTER_O], 1);
         r[10] = int_value(START_DAYS + ship);
         r[11] = int_value(START_DAYS + commit);
         r[12] = int_value(START_DAYS + receipt);
@@ -675,7 +698,7 @@ static void gen_order(const tpch_gen *g, tpch_stream *s, int64_t unit, order_bat
     int status = shipped == lines ? LETTER_F : shipped > 0 ? LETTER_P : LETTER_O;
     o[2] = list_value(letters[status], 1);
     o[3] = int_value(total);
-    b->lines[k] = lines;
+    b->lines[k] = lines_wanted ? lines : 0;
 }
 
 static sto_status gen_orders(const tpch_gen *g, unsigned tables, int64_t first, int64_t last,
@@ -701,7 +724,7 @@ static sto_status gen_orders(const tpch_gen *g, unsigned tables, int64_t first, 
         int next = cur ^ 1;
         n[next] = last - unit < ORDER_BATCH ? (int)(last - unit) : ORDER_BATCH;
         for (int k = 0; k < n[next]; k++) {
-            gen_order(g, st.s, unit + k, &b[next], k);
+            gen_order(g, st.s, unit + k, &b[next], k, (tables & TPCH_BIT(TPCH_LINEITEM)) != 0);
             streams_next_unit(&st);
             /* spread over the batch: a burst of them stalls once the
              * core's outstanding misses are used up */

@@ -15,17 +15,12 @@ static const int64_t stream_per_unit[TPCH_STREAM_COUNT] = {
 #undef TPCH_STREAM_PER_UNIT
 };
 
-static int64_t mulmod(int64_t a, int64_t b)
-{
-    return (int64_t)(((uint64_t)a * (uint64_t)b) % (uint64_t)TPCH_RNG_MODULUS);
-}
-
 int64_t tpch_rng_power(int64_t n)
 {
     int64_t result = 1, base = TPCH_RNG_MULTIPLIER;
     while (n > 0) {
-        if (n & 1) result = mulmod(result, base);
-        base = mulmod(base, base);
+        if (n & 1) result = tpch_rng_mulmod(result, base);
+        base = tpch_rng_mulmod(base, base);
         n >>= 1;
     }
     return result;
@@ -33,7 +28,7 @@ int64_t tpch_rng_power(int64_t n)
 
 int64_t tpch_rng_skip(int64_t seed, int64_t n)
 {
-    return mulmod(seed, tpch_rng_power(n));
+    return tpch_rng_mulmod(seed, tpch_rng_power(n));
 }
 
 int64_t tpch_stream_seed(tpch_stream_id id)

@@ -6,37 +6,79 @@
 
 #include <pthread.h>
 #include <stdbool.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
 
 #include "tpch/dists.h"
 
-#define FORM_MAX_TOKENS 8
-#define FORM_MAX        8
-#define SENTENCE_MAX    512 /* generous bound on one sentence's bytes */
+#define FORM_MAX_TOKENS 8  /* the most tokens of a sentence form */
+#define FORM_MAX        8  /* the most forms of a list of forms */
+#define PHRASE_WORDS    3  /* the most words of a noun or verb phrase */
+#define WORD_MAX        64 /* the most words of a word list */
+#define WORD_SLOT       32 /* bytes copied per word: any word and its tail fit */
+#define TABLE_MAX       16 /* word tables: one per word list and tail */
+#define SENTENCE_MAX                                                                               \
+    512 /* generous bound on one sentence's bytes and the WORD_SLOT                                \
+         * bytes written past them */
 
-/* A word list; its picker keeps the words zero-padded, so copying one is a
- * single 16-byte move (the output always has room; words are shorter). */
-typedef struct word_list {
-    tpch_picker pick;
-} word_list;
+/*
+ * Writing the pool is a walk over the grammar with one draw per choice:
+ * ~12 draws and ~75 bytes per sentence, 4 million sentences. A draw is
+ * cheap; the walk around it is what costs, so the grammar is turned into
+ * tables first:
+ *   - every word list becomes a word_table whose entries hold the word with
+ *     the bytes that always follow it ("special, " in "J, J N", "about the "
+ *     for a preposition, "sleep " otherwise), padded to WORD_SLOT bytes:
+ *     writing a word is one 32-byte copy and one addition, with no branch
+ *     on punctuation;
+ *   - a phrase form is the list of its words' tables, and the writer falls
+ *     through from the first to the last word (one jump per phrase, not a
+ *     loop with a branch per word).
+ * The bytes are exactly those of the plain walk (text.h); a table's padding
+ * lands in the pool only to be overwritten by the next word.
+ */
 
-typedef struct form_token {
-    const word_list *words; /* NULL for sentence-level tokens */
-    char kind;              /* sentence level: N V P T; phrase level: A J D N V X */
-    char punct;             /* written right after the word, 0 if none */
-} form_token;
+/* A weighted pick made constant-time: draw in 1..total -> index. */
+typedef struct picker {
+    int32_t total;
+    uint8_t entry[TPCH_PICKER_MAX_WEIGHT + 1];
+} picker;
 
-typedef struct form {
+typedef struct word_table {
+    picker pick;
+    tpch_dist_id id;
+    char tail[8]; /* what follows every word: " ", ", ", " the " */
+    uint8_t len[WORD_MAX];
+    char text[WORD_MAX][WORD_SLOT];
+} word_table;
+
+/* A noun or verb phrase form, its words' tables right-aligned in word[]
+ * (a two-word form uses word[1] and word[2]) so the writer can fall through
+ * from its first word to the last. */
+typedef struct phrase_form {
     int count;
-    form_token tok[FORM_MAX_TOKENS];
-} form;
+    const word_table *word[PHRASE_WORDS];
+} phrase_form;
+
+typedef struct phrase_set {
+    picker pick;
+    phrase_form form[FORM_MAX];
+} phrase_set;
+
+typedef struct sentence_form {
+    int count;
+    char kind[FORM_MAX_TOKENS]; /* N (noun phrase), V (verb phrase), P, T */
+} sentence_form;
 
 typedef struct grammar {
-    tpch_picker sentence_pick, np_pick, vp_pick;
-    word_list nouns, verbs, adjectives, adverbs, auxillaries, articles, prepositions, terminators;
-    form sentence[FORM_MAX], np[FORM_MAX], vp[FORM_MAX];
+    picker sentence_pick;
+    sentence_form sentence[FORM_MAX];
+    phrase_set np, vp;
+    const word_table *prepositions, *terminators;
+    int tables;
+    word_table table[TABLE_MAX];
 } grammar;
 
 /* A sentence chain: the stream position and how many draws it has made. */
@@ -45,119 +87,180 @@ typedef struct chain {
     int64_t draws;
 } chain;
 
-static const word_list *words_of(const grammar *g, char kind)
+static void picker_init(picker *p, tpch_dist_id id)
+{
+    const tpch_dist *d = &tpch_dists[id];
+    int32_t sum = 0;
+    memset(p->entry, 0, sizeof(p->entry));
+    for (int i = 0; i < d->count && i < WORD_MAX; i++) {
+        int32_t next = sum + d->items[i].weight;
+        for (int32_t j = sum + 1; j <= next && j <= TPCH_PICKER_MAX_WEIGHT; j++)
+            p->entry[j] = (uint8_t)i;
+        if (next > sum) sum = next;
+    }
+    p->total = sum < TPCH_PICKER_MAX_WEIGHT ? sum : TPCH_PICKER_MAX_WEIGHT;
+}
+
+/* The table of list `id` with `tail` after each word, made on first use. */
+static const word_table *table_of(grammar *g, tpch_dist_id id, const char *tail)
+{
+    for (int i = 0; i < g->tables; i++)
+        if (g->table[i].id == id && strcmp(g->table[i].tail, tail) == 0) return &g->table[i];
+    if (g->tables == TABLE_MAX) return &g->table[0]; /* never: the grammar needs 8 */
+    word_table *w = &g->table[g->tables++];
+    const tpch_dist *d = &tpch_dists[id];
+    char own_tail[sizeof(w->tail)];
+    snprintf(own_tail, sizeof(own_tail), "%s", tail);
+    memset(w, 0, sizeof(*w));
+    picker_init(&w->pick, id);
+    w->id = id;
+    memcpy(w->tail, own_tail, sizeof(own_tail));
+    for (int i = 0; i < d->count && i < WORD_MAX; i++) {
+        int n = snprintf(w->text[i], WORD_SLOT, "%s%s", d->items[i].text, own_tail);
+        w->len[i] = (uint8_t)(n < WORD_SLOT ? n : WORD_SLOT - 1);
+    }
+    return w;
+}
+
+static tpch_dist_id list_of(char kind)
 {
     switch (kind) {
     case 'A':
-        return &g->articles;
+        return TPCH_DIST_ARTICLES;
     case 'J':
-        return &g->adjectives;
+        return TPCH_DIST_ADJECTIVES;
     case 'D':
-        return &g->adverbs;
-    case 'N':
-        return &g->nouns;
+        return TPCH_DIST_ADVERBS;
     case 'V':
-        return &g->verbs;
+        return TPCH_DIST_VERBS;
     case 'X':
-        return &g->auxillaries;
+        return TPCH_DIST_AUXILLARIES;
     default:
-        return NULL;
+        return TPCH_DIST_NOUNS;
     }
 }
 
-/* Splits each form of list `id` ("J, J N") into tokens. */
-static void parse_forms(const grammar *g, tpch_dist_id id, form *forms, bool phrase)
+/* Phrase forms of list `id` ("J, J N"): each token is a word kind, maybe
+ * followed by its punctuation. */
+static void phrase_set_init(grammar *g, phrase_set *set, tpch_dist_id id)
 {
     const tpch_dist *d = &tpch_dists[id];
+    picker_init(&set->pick, id);
     for (int i = 0; i < d->count && i < FORM_MAX; i++) {
-        form *f = &forms[i];
-        f->count = 0;
+        const word_table *words[FORM_MAX_TOKENS];
+        int n = 0;
         for (const char *c = d->items[i].text; *c;) {
             if (*c == ' ') {
                 c++;
                 continue;
             }
-            form_token t = {phrase ? words_of(g, *c) : NULL, *c, 0};
-            c++;
-            if (*c && *c != ' ') t.punct = *c++;
-            if (f->count < FORM_MAX_TOKENS) f->tok[f->count++] = t;
+            char kind = *c++;
+            char tail[3] = {' ', 0, 0};
+            if (*c && *c != ' ') {
+                tail[0] = *c++;
+                tail[1] = ' ';
+            }
+            if (n < PHRASE_WORDS) words[n++] = table_of(g, list_of(kind), tail);
         }
+        phrase_form *f = &set->form[i];
+        f->count = n;
+        for (int k = 0; k < n; k++)
+            f->word[PHRASE_WORDS - n + k] = words[k];
     }
-}
-
-static void words_init(word_list *w, tpch_dist_id id)
-{
-    tpch_picker_init(&w->pick, id);
 }
 
 static void grammar_init(grammar *g)
 {
-    tpch_picker_init(&g->sentence_pick, TPCH_DIST_GRAMMAR);
-    tpch_picker_init(&g->np_pick, TPCH_DIST_NP);
-    tpch_picker_init(&g->vp_pick, TPCH_DIST_VP);
-    words_init(&g->nouns, TPCH_DIST_NOUNS);
-    words_init(&g->verbs, TPCH_DIST_VERBS);
-    words_init(&g->adjectives, TPCH_DIST_ADJECTIVES);
-    words_init(&g->adverbs, TPCH_DIST_ADVERBS);
-    words_init(&g->auxillaries, TPCH_DIST_AUXILLARIES);
-    words_init(&g->articles, TPCH_DIST_ARTICLES);
-    words_init(&g->prepositions, TPCH_DIST_PREPOSITIONS);
-    words_init(&g->terminators, TPCH_DIST_TERMINATORS);
-    parse_forms(g, TPCH_DIST_GRAMMAR, g->sentence, false);
-    parse_forms(g, TPCH_DIST_NP, g->np, true);
-    parse_forms(g, TPCH_DIST_VP, g->vp, true);
+    memset(g, 0, sizeof(*g));
+    picker_init(&g->sentence_pick, TPCH_DIST_GRAMMAR);
+    const tpch_dist *d = &tpch_dists[TPCH_DIST_GRAMMAR];
+    for (int i = 0; i < d->count && i < FORM_MAX; i++) {
+        sentence_form *f = &g->sentence[i];
+        for (const char *c = d->items[i].text; *c; c++)
+            if (*c != ' ' && f->count < FORM_MAX_TOKENS) f->kind[f->count++] = *c;
+    }
+    phrase_set_init(g, &g->np, TPCH_DIST_NP);
+    phrase_set_init(g, &g->vp, TPCH_DIST_VP);
+    g->prepositions = table_of(g, TPCH_DIST_PREPOSITIONS, " the ");
+    g->terminators = table_of(g, TPCH_DIST_TERMINATORS, " ");
 }
 
-static inline int pick(const tpch_picker *p, chain *c)
+/* floor(x / (2^31 - 1)) for x < 2^60: x = q (2^31 - 1) + r is
+ * q 2^31 + (r - q), so adding x >> 31 (q or q - 1) and 1 before shifting
+ * gives q without a division. */
+static inline uint64_t div_modulus(uint64_t x)
+{
+    return (x + (x >> 31) + 1) >> 31;
+}
+
+/* tpch_uniform(seed, 1, total) for the small totals of the grammar's lists
+ * (the same rule: the double expression only near an integer). */
+static inline int64_t uniform_small(int64_t seed, int32_t total)
+{
+    uint64_t x = (uint64_t)seed * (uint64_t)total;
+    uint64_t q = div_modulus(x);
+    uint64_t r = x - q * TPCH_RNG_MODULUS;
+    if (__builtin_expect(r >= 4096 && r <= TPCH_RNG_MODULUS - 4096, 1)) return 1 + (int64_t)q;
+    return tpch_uniform(seed, 1, total);
+}
+
+#define ALWAYS_INLINE static inline __attribute__((always_inline))
+
+ALWAYS_INLINE int pick(const picker *p, chain *c)
 {
     c->seed = tpch_rng_next(c->seed);
     c->draws++;
-    return p->entry[tpch_uniform(c->seed, 1, p->total)];
+    return p->entry[uniform_small(c->seed, p->total)];
 }
 
-static char *put_word(const word_list *w, chain *c, char *out)
+ALWAYS_INLINE char *put_word(const word_table *w, chain *c, char *out)
 {
     int i = pick(&w->pick, c);
-    memcpy(out, w->pick.pad[i], 16);
-    return out + w->pick.len[i];
+    memcpy(out, w->text[i], WORD_SLOT);
+    return out + w->len[i];
 }
 
-/* A noun or verb phrase: each word followed by its punctuation and a space. */
-static char *put_phrase(const tpch_picker *forms_pick, const form *forms, chain *c, char *out)
+/* A noun or verb phrase, each word followed by its tail. */
+ALWAYS_INLINE char *put_phrase(const phrase_set *set, chain *c, char *out)
 {
-    const form *f = &forms[pick(forms_pick, c)];
-    for (int i = 0; i < f->count; i++) {
-        out = put_word(f->tok[i].words, c, out);
-        if (f->tok[i].punct) *out++ = f->tok[i].punct;
-        *out++ = ' ';
+    const phrase_form *f = &set->form[pick(&set->pick, c)];
+    switch (f->count) {
+    case 3:
+        out = put_word(f->word[0], c, out);
+        /* fall through */
+    case 2:
+        out = put_word(f->word[1], c, out);
+        /* fall through */
+    default:
+        return put_word(f->word[2], c, out);
     }
-    return out;
 }
 
-/* One sentence and the space that separates it from the next. */
-static char *put_sentence(const grammar *g, chain *c, char *out)
+/* One sentence and the space that separates it from the next; writes up to
+ * WORD_SLOT bytes past its end. */
+static char *put_sentence(const grammar *g, chain *cp, char *out)
 {
-    const form *f = &g->sentence[pick(&g->sentence_pick, c)];
+    chain c = *cp;
+    const sentence_form *f = &g->sentence[pick(&g->sentence_pick, &c)];
     for (int i = 0; i < f->count; i++) {
-        switch (f->tok[i].kind) {
+        switch (f->kind[i]) {
         case 'N':
-            out = put_phrase(&g->np_pick, g->np, c, out);
+            out = put_phrase(&g->np, &c, out);
             break;
         case 'V':
-            out = put_phrase(&g->vp_pick, g->vp, c, out);
+            out = put_phrase(&g->vp, &c, out);
             break;
         case 'P':
-            out = put_word(&g->prepositions, c, out);
-            memcpy(out, " the ", 5);
-            out = put_phrase(&g->np_pick, g->np, c, out + 5);
+            out = put_word(g->prepositions, &c, out);
+            out = put_phrase(&g->np, &c, out);
             break;
         case 'T':
-            /* the terminator abuts the last word */
-            out = put_word(&g->terminators, c, out - 1);
-            *out++ = ' ';
+            /* the terminator takes the place of the last word's space */
+            out = put_word(g->terminators, &c, out - 1);
             break;
         }
     }
+    *cp = c;
     return out;
 }
 

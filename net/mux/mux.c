@@ -46,8 +46,11 @@
 #define STOP_WAIT_MS     3000
 /* After a failure, how long stopping waits for the abort frames to leave:
  * they queue behind data already in the socket, and a peer that never hears
- * the reason reports only "closed the connection", hiding the cause. */
-#define ABORT_FLUSH_MS 500
+ * the reason reports only "closed the connection", hiding the cause. Only
+ * peers that still answer are waited for (a stopped one never drains), so
+ * the wait ends as soon as they have the frame; the bound is for a peer
+ * that answers but reads slowly (sanitizer builds on a loaded machine). */
+#define ABORT_FLUSH_MS 3000
 
 enum { SUB_MSG, SUB_DONE };
 
@@ -452,12 +455,18 @@ static void return_credits(mux_ctx *x)
     }
 }
 
+/* Heard nothing for longer than the timeout: a failed or stopped peer. */
+static bool silent(const mux_ctx *x, int peer, int64_t now)
+{
+    return now - x->peers[peer].last_rx_ms > x->cfg.peer_timeout_ms;
+}
+
 static void check_peers(mux_ctx *x, int64_t now)
 {
     for (int i = 0; i < x->n; i++) {
         peer_state *p = &x->peers[i];
         if (i == x->rank || !p->up || p->bye) continue;
-        if (now - p->last_rx_ms > x->cfg.peer_timeout_ms) {
+        if (silent(x, i, now)) {
             fail(x, sto_error(STO_CONNECTION_FAILURE, "server %d (%s:%s) did not answer for %d ms",
                               i, ep_of(x, i)->host, ep_of(x, i)->port, x->cfg.peer_timeout_ms));
             return;
@@ -717,6 +726,23 @@ static bool all_backlogs_empty(mux_ctx *x)
     return true;
 }
 
+/* After a failure: have the abort frames left for every peer that still
+ * answers? At the deadline, says in the log what did not leave. */
+static bool aborts_flushed(mux_ctx *x, int64_t now, int64_t deadline)
+{
+    bool done = true;
+    for (int i = 0; i < x->n; i++) {
+        if (i == x->rank || !x->peers[i].up || silent(x, i, now)) continue;
+        size_t left = x->t->ops->backlog(x->t, i);
+        if (left && now > deadline)
+            mux_logf(x->cfg.log, x->cfg.log_arg,
+                     "mux[%d]: closing with %zu frames not sent to server %d (%s:%s)", x->rank,
+                     left, i, ep_of(x, i)->host, ep_of(x, i)->port);
+        if (left) done = false;
+    }
+    return done || now > deadline;
+}
+
 static void *mux_main(void *arg)
 {
     mux_ctx *x = arg;
@@ -737,7 +763,7 @@ static void *mux_main(void *arg)
         }
         if (atomic_load(&x->stopping) && atomic_load(&x->failed)) {
             if (!abort_deadline) abort_deadline = now + ABORT_FLUSH_MS;
-            if (all_backlogs_empty(x) || now > abort_deadline) break;
+            if (aborts_flushed(x, now, abort_deadline)) break;
         } else if (atomic_load(&x->stopping)) {
             if (!stop_deadline) stop_deadline = now + x->cfg.peer_timeout_ms + STOP_WAIT_MS;
             drop_departed(x);

@@ -109,6 +109,14 @@ static void test_sum(void)
         int64_t empty = 42;
         CHECK_EQ_INT(fn(&err, col, 5, 5, &empty), CG_ERR_NONE);
         CHECK_EQ_INT(empty, 0);
+        /* the loop is emitted rotated (ir.h): its guard keeps a range that
+         * ends before it begins from running the body once, and a single
+         * row runs it exactly once */
+        int64_t reversed = 42, one = 42;
+        CHECK_EQ_INT(fn(&err, col, 7, 3, &reversed), CG_ERR_NONE);
+        CHECK_EQ_INT(reversed, 0);
+        CHECK_EQ_INT(fn(&err, col, 8, 9, &one), CG_ERR_NONE);
+        CHECK_EQ_INT(one, col[8]);
 
         const cg_compile_stats *s = cg_code_stats(code);
         CHECK(s->mode == modes[k]);

@@ -176,6 +176,19 @@ static sql_bexpr *cmp(env *v, sql_op o, sql_bexpr *x, sql_bexpr *y)
     return op(v, o, T_BOOL, x, y);
 }
 
+/* CASE WHEN c THEN r ELSE el END */
+static sql_bexpr *case1(env *v, sto_type t, sql_bexpr *c, sql_bexpr *r, sql_bexpr *el)
+{
+    sql_bexpr *e = sql_bexpr_new(v->ctx, SQL_BEXPR_CASE, t, false, 0);
+    e->case_.conds.count = e->case_.results.count = 1;
+    e->case_.conds.items = sql_arena_alloc(v->arena, sizeof(sql_bexpr *));
+    e->case_.results.items = sql_arena_alloc(v->arena, sizeof(sql_bexpr *));
+    e->case_.conds.items[0] = c;
+    e->case_.results.items[0] = r;
+    e->case_.else_result = el;
+    return e;
+}
+
 /* --- one pipeline ----------------------------------------------------------- */
 
 typedef struct scan {
@@ -458,6 +471,26 @@ static void expect_error_(env *v, const scan *s, const char *sqlstate, int64_t r
 }
 #define expect_error(v, s, state, row) expect_error_(v, s, state, row, __LINE__)
 
+/* The scan over rows 0..2999 succeeds in both modes with nrows rows, the
+ * first and the last with these values of a. */
+static void expect_no_error(env *v, const scan *s, int64_t nrows, int64_t first, int64_t last)
+{
+    worker *w = calloc(1, sizeof(*w));
+    REQUIRE(w);
+    cg_rt_strings_init(&w->strings);
+    for (int m = 0; m < 2; m++) {
+        w->nrows = 0;
+        outcome o;
+        CHECK(run_scan(v, s, modes[m], 0, 0, 3000, w, &o));
+        CHECK_EQ_INT(o.rc, 0);
+        CHECK_EQ_INT(w->nrows, nrows);
+        CHECK_EQ_INT(row_a(w, 0), first);
+        CHECK_EQ_INT(row_a(w, nrows - 1), last);
+    }
+    cg_rt_strings_free(&w->strings);
+    free(w);
+}
+
 static void test_errors(void)
 {
     env v;
@@ -478,19 +511,40 @@ static void test_errors(void)
     expect_error(&v, &s, "22012", 2600);
     /* ... and not for a row the filter dropped: a > 2600 */
     s.filter[0] = cmp(&v, SQL_OP_GT, col(&v, v.a), k(&v, 2600, T_BIG));
-    worker *w = calloc(1, sizeof(*w));
-    REQUIRE(w);
-    cg_rt_strings_init(&w->strings);
-    for (int m = 0; m < 2; m++) {
-        w->nrows = 0;
-        outcome o;
-        CHECK(run_scan(&v, &s, modes[m], 0, 0, 3000, w, &o));
-        CHECK_EQ_INT(o.rc, 0);
-        CHECK_EQ_INT(w->nrows, 399);
-        CHECK_EQ_INT(row_a(w, 0), 1000 / (2601 - 2600));
-    }
-    cg_rt_strings_free(&w->strings);
-    free(w);
+    expect_no_error(&v, &s, 399, 1000 / (2601 - 2600), 1000 / (2999 - 2600));
+    sql_arena_destroy(v.arena);
+}
+
+/* Overflow (22003) stops the query at the first row whose value does not
+ * fit, wherever the checked operation is: the filter, the values the sink
+ * takes, a CASE arm that is taken; an arm that is not taken never fails.
+ * a is the row index, and a + (INT64_MAX - n) overflows from row n + 1 on. */
+static sql_bexpr *plus_near_max(env *v, int64_t n)
+{
+    return op(v, SQL_OP_ADD, T_BIG, col(v, v->a), k(v, INT64_MAX - n, T_BIG));
+}
+
+static void test_overflow(void)
+{
+    env v;
+    env_init(&v);
+    scan s = {1, first_share, {NULL, NULL}, {NULL, NULL, NULL}};
+    sink_ab(&v, &s);
+    /* in the filter, in the first batch */
+    s.filter[0] = cmp(&v, SQL_OP_GT, plus_near_max(&v, 807), k(&v, 0, T_BIG));
+    expect_error(&v, &s, "22003", 808);
+    /* in a value the sink takes, for a row the filter selected */
+    s.filter[0] = cmp(&v, SQL_OP_GT, col(&v, v.a), k(&v, 2500, T_BIG));
+    s.sink[0] = plus_near_max(&v, 2600);
+    expect_error(&v, &s, "22003", 2601);
+    /* in a CASE arm, from the first row that takes it */
+    s.sink[0] = case1(&v, T_BIG, cmp(&v, SQL_OP_GT, col(&v, v.a), k(&v, 2700, T_BIG)),
+                      plus_near_max(&v, 2600), k(&v, 0, T_BIG));
+    expect_error(&v, &s, "22003", 2701);
+    /* not in an arm no row takes: rows 2501..2999 pass, all with 0 */
+    s.sink[0] = case1(&v, T_BIG, cmp(&v, SQL_OP_LT, col(&v, v.a), k(&v, 2500, T_BIG)),
+                      plus_near_max(&v, 2600), k(&v, 0, T_BIG));
+    expect_no_error(&v, &s, 499, 0, 0);
     sql_arena_destroy(v.arena);
 }
 
@@ -505,9 +559,11 @@ int main(void)
     RUN(make_table);
     RUN(test_filters);
     RUN(test_errors);
+    RUN(test_overflow);
     first_share = 0.95;
     RUN(test_filters);
     RUN(test_errors);
+    RUN(test_overflow);
     for (int c = 0; c < NCHUNKS; c++)
         sto_chunk_free(chunks[c]);
     sto_schema_free(schema);

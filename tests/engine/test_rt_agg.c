@@ -8,7 +8,9 @@
  * of the workers' tables: few groups (the table never spills), scattered
  * keys over more groups than the table holds (it spills again and again,
  * so a group has several entries in one worker), groups that keep coming
- * back (the table grows past ENG_AGG_TABLE_BYTES instead of spilling),
+ * back (the table grows past ENG_AGG_TABLE_BYTES instead of spilling,
+ * after at most two spills when they come back soon, never past
+ * ENG_AGG_TABLE_BIG when they are many),
  * clustered keys (every group spilled once, from a table shrunk to L1
  * size), the same keys in several
  * workers, one worker alone (emitted without a merge table), hashes that
@@ -218,14 +220,15 @@ static void test_spilled_tables(void)
     ref_free(&f);
 }
 
-/* 60000 keys in scattered order, each met twenty times: the table spills
+/* 15000 keys in scattered order, each met twenty times: the table spills
  * until its worker has seen the groups come back, then grows to hold all
- * of them; the merge folds each partition in one table of entries. */
+ * of them (within ENG_AGG_TABLE_BIG); the merge folds each partition in
+ * one table of entries. */
 static void test_grown_tables(void)
 {
     agg_run r;
     run_open(&r, 2);
-    int64_t n = 60000;
+    int64_t n = 15000;
     ref f;
     ref_init(&f, n);
     for (int64_t i = 0; i < 20 * n; i++)
@@ -237,6 +240,54 @@ static void test_grown_tables(void)
     CHECK_EQ_INT(big, 2);
     for (unsigned w = 0; w < 2; w++)
         CHECK(r.locals[w].count > (uint64_t)n / 2);
+    run_check(&r, f.count, f.sum, f.n);
+    ref_free(&f);
+}
+
+/* 60000 keys in scattered order, each met six times (q13's customers
+ * over orders): the groups come back, but a table for all of them would
+ * pass ENG_AGG_TABLE_BIG, so the tables keep spilling (one may grow within
+ * that size while its sketch still counts fewer groups). */
+static void test_not_grown_past_big(void)
+{
+    agg_run r;
+    run_open(&r, 2);
+    int64_t n = 60000;
+    ref f;
+    ref_init(&f, n);
+    for (int64_t i = 0; i < 6 * n; i++)
+        ref_add(&r, &f, (unsigned)(i & 1), (int64_t)(mix((uint64_t)i) % (uint64_t)n), i % 5);
+    uint64_t spills;
+    unsigned big;
+    modes(&r, &spills, &big);
+    CHECK(spills > 20);
+    for (unsigned w = 0; w < 2; w++)
+        CHECK((r.locals[w].mask + 1) * r.layout.entry_bytes <= ENG_AGG_TABLE_BIG);
+    run_check(&r, f.count, f.sum, f.n);
+    ref_free(&f);
+}
+
+/* 6000 keys in scattered order, each met twenty times, 4096 groups to a
+ * table of ENG_AGG_TABLE_BYTES (q15's suppliers): the sketch of every group
+ * met (those spilled and those in the table) shows them coming back after
+ * two spills, where counting the table's groups as new put the growth off
+ * to the fourth spill. */
+static void test_grown_early(void)
+{
+    agg_run r;
+    run_open(&r, 1);
+    int64_t n = 6000;
+    ref f;
+    ref_init(&f, n);
+    for (int64_t i = 0; i < 20 * n; i++)
+        ref_add(&r, &f, 0, (int64_t)(mix((uint64_t)i * 7) % (uint64_t)n), i % 11);
+    uint64_t spills;
+    unsigned big;
+    modes(&r, &spills, &big);
+    CHECK(spills > 0);
+    CHECK(spills <= 2);
+    CHECK_EQ_INT(big, 1);
+    CHECK(r.locals[0].count > (uint64_t)n / 2);
     run_check(&r, f.count, f.sum, f.n);
     ref_free(&f);
 }
@@ -385,6 +436,14 @@ static void test_sql(void)
     CHECK_STREQ(Q("SELECT count(*), min(d), max(d), sum(d) FROM (SELECT i % 50021 AS m, "
                   "count(DISTINCT i % 5) AS d FROM t WHERE i < 400000 GROUP BY i % 50021) AS g"),
                 "50021|5|5|250105");
+    /* SUM, COUNT and AVG of one DISTINCT argument, the sets of a group
+     * coming from both workers and unioned in the merge: group m holds
+     * m + 50021k, and 50021 = 6 (mod 7), so i % 7 takes all 7 values */
+    CHECK_STREQ(Q("SELECT count(*), min(s), max(s), min(c), max(c), "
+                  "sum(CASE WHEN a <> 3 THEN 1 ELSE 0 END) FROM (SELECT i % 50021 AS m, "
+                  "sum(DISTINCT i % 7) AS s, count(DISTINCT i % 7) AS c, avg(DISTINCT i % 7) AS a "
+                  "FROM t WHERE i < 400000 GROUP BY i % 50021) AS g"),
+                "50021|21|21|7|7|0");
     /* string keys (longer than the 12 inline bytes) and a NULL group over
      * 300000 rows: 70001 string groups plus NULL's, each string group's
      * count equal to that of its integer key */
@@ -437,6 +496,8 @@ int main(void)
     RUN(test_few_groups);
     RUN(test_spilled_tables);
     RUN(test_grown_tables);
+    RUN(test_grown_early);
+    RUN(test_not_grown_past_big);
     RUN(test_clustered);
     RUN(test_one_worker);
     RUN(test_skewed_hashes);

@@ -95,6 +95,25 @@ static void test_uniform_matches_doubles(void)
     CHECK_EQ_INT(bad, 0);
 }
 
+/* The folding multiply-mod equals the division it replaces. */
+static void test_mulmod_matches_division(void)
+{
+    const int64_t m = TPCH_RNG_MODULUS;
+    int64_t edges[] = {0, 1, 2, 16807, 46831694, m / 2, m - 2, m - 1};
+    int bad = 0;
+    for (size_t i = 0; i < sizeof(edges) / sizeof(edges[0]); i++)
+        for (size_t j = 0; j < sizeof(edges) / sizeof(edges[0]); j++)
+            bad += tpch_rng_mulmod(edges[i], edges[j]) !=
+                   (int64_t)(((uint64_t)edges[i] * (uint64_t)edges[j]) % (uint64_t)m);
+    int64_t a = 933588178, b = 1095462486;
+    for (int i = 0; i < 1000000; i++) {
+        a = tpch_rng_next(a);
+        b = tpch_rng_next(tpch_rng_next(b));
+        bad += tpch_rng_mulmod(a, b) != (int64_t)(((uint64_t)a * (uint64_t)b) % (uint64_t)m);
+    }
+    CHECK_EQ_INT(bad, 0);
+}
+
 static void test_stream_jumps_to_any_unit(void)
 {
     for (int id = 0; id < TPCH_STREAM_COUNT; id++) {
@@ -257,6 +276,7 @@ int main(void)
     }
     RUN(test_skip_equals_steps);
     RUN(test_uniform_matches_doubles);
+    RUN(test_mulmod_matches_division);
     RUN(test_stream_jumps_to_any_unit);
     RUN(test_ranges_start_anywhere);
     RUN(test_rows_match_dbgen);
