@@ -222,11 +222,6 @@ static cg_val merge_finish(cg_x *x, merge *mg, LLVMTypeRef ty)
     return out;
 }
 
-static bool is_string(uint8_t id)
-{
-    return id == STO_TYPE_CHAR || id == STO_TYPE_VARCHAR;
-}
-
 static bool is_int_like(uint8_t id)
 {
     return id == STO_TYPE_BOOLEAN || id == STO_TYPE_INTEGER || id == STO_TYPE_BIGINT ||
@@ -255,7 +250,7 @@ static bool may_fail(const sql_bexpr *e)
         if (may_fail(e->in_list.arg)) return true;
         for (uint32_t i = 0; i < e->in_list.list.count; i++)
             if (may_fail(e->in_list.list.items[i])) return true;
-        return is_string(e->in_list.arg->type.id) && e->in_list.list.count > 2;
+        return sto_type_is_string(e->in_list.arg->type.id) && e->in_list.list.count > 2;
     case SQL_BEXPR_OP:
         switch (e->op.op) {
         case SQL_OP_AND:
@@ -272,8 +267,8 @@ static bool may_fail(const sql_bexpr *e)
                 if (e->op.args[i] && may_fail(e->op.args[i])) return true;
             /* comparing long strings may call a helper, except equality
              * with a short constant, which is two word compares */
-            if (!e->op.args[0] || !is_string(e->op.args[0]->type.id) || e->op.op == SQL_OP_AND ||
-                e->op.op == SQL_OP_OR || e->op.op == SQL_OP_NOT)
+            if (!e->op.args[0] || !sto_type_is_string(e->op.args[0]->type.id) ||
+                e->op.op == SQL_OP_AND || e->op.op == SQL_OP_OR || e->op.op == SQL_OP_NOT)
                 return false;
             return !((e->op.op == SQL_OP_EQ || e->op.op == SQL_OP_NE) &&
                      (is_short_const(e->op.args[0]) || is_short_const(e->op.args[1])));

@@ -13,11 +13,6 @@
 #include "codegen/expr_int.h"
 #include "codegen/rt.h"
 
-static bool is_string(uint8_t id)
-{
-    return id == STO_TYPE_CHAR || id == STO_TYPE_VARCHAR;
-}
-
 static bool is_integer(uint8_t id)
 {
     return id == STO_TYPE_INTEGER || id == STO_TYPE_BIGINT;
@@ -287,9 +282,10 @@ sto_status cg_x_cast(cg_x *x, sto_type from, sto_type to, cg_val in, cg_val *out
         out->v = numeric_cast(x, from, to, v);
         return STO_OK;
     }
-    if (is_string(from.id) && is_string(to.id)) return fit_string(x, from, to, in, out);
-    if (is_string(from.id)) return string_to(x, to, in, out);
-    if (is_string(to.id)) {
+    if (sto_type_is_string(from.id) && sto_type_is_string(to.id))
+        return fit_string(x, from, to, in, out);
+    if (sto_type_is_string(from.id)) return string_to(x, to, in, out);
+    if (sto_type_is_string(to.id)) {
         cg_val s;
         STO_TRY(to_string(x, from, in, &s));
         return fit_string(x, sto_type_string(STO_TYPE_VARCHAR, 0), to, s, out);

@@ -95,11 +95,6 @@ static sto_status str_store_move(eng_str_store *to, eng_str_store *from)
 
 /* --- the destination ------------------------------------------------------------- */
 
-static bool is_string(sto_type t)
-{
-    return t.id == STO_TYPE_CHAR || t.id == STO_TYPE_VARCHAR;
-}
-
 int eng_exchange_dest(const uint8_t *row, uint32_t ncols, uint32_t first, uint32_t nkeys,
                       const sto_type *types, int nservers)
 {
@@ -113,7 +108,7 @@ int eng_exchange_dest(const uint8_t *row, uint32_t ncols, uint32_t first, uint32
             continue;
         }
         sto_type t = types[k];
-        if (is_string(t)) {
+        if (sto_type_is_string(t.id)) {
             sto_str s;
             memcpy(&s, p, sizeof(s));
             crc = sto_crc32c(crc, &s.len, 4);
@@ -165,7 +160,7 @@ static sto_status codec_init(codec *c, const eng_physical *ph, const eng_pipe *p
         const sql_col_info *ci = sql_plan_col(ph->plan->ctx, p->out_ids[i]);
         types[i] = ci->type;
         if (ci->nullable) c->nulls[c->nnull++] = i;
-        if (is_string(ci->type)) {
+        if (sto_type_is_string(ci->type.id)) {
             c->strs[c->nstr++] = i;
         } else if (!ci->nullable) {
             c->fixed[c->nfixed++] = i;
@@ -198,7 +193,7 @@ static size_t encode_row(const codec *c, const uint8_t *row, uint8_t *buf, size_
     for (uint32_t i = 0; i < c->nnull; i++) {
         uint32_t col = c->nulls[i];
         need += 1;
-        if (!row[cg_row_null_offset(c->in_ncols, col)] && !is_string(c->types[col]))
+        if (!row[cg_row_null_offset(c->in_ncols, col)] && !sto_type_is_string(c->types[col].id))
             need += width(c->types[col]);
     }
     for (uint32_t i = 0; i < c->nstr; i++) {
@@ -217,7 +212,7 @@ static size_t encode_row(const codec *c, const uint8_t *row, uint8_t *buf, size_
         uint32_t col = c->nulls[i];
         uint8_t isnull = row[cg_row_null_offset(c->in_ncols, col)] ? 1 : 0;
         *o++ = isnull;
-        if (!isnull && !is_string(c->types[col])) {
+        if (!isnull && !sto_type_is_string(c->types[col].id)) {
             uint32_t w = width(c->types[col]);
             memcpy(o, row + (size_t)col * CG_ROW_SLOT, w);
             o += w;
@@ -256,7 +251,7 @@ static sto_status decode_row(const codec *c, const uint8_t **pos, const uint8_t 
         NEED(1);
         uint8_t isnull = *in++;
         out[cg_row_null_offset(nc, col)] = isnull;
-        if (!isnull && !is_string(c->types[col])) {
+        if (!isnull && !sto_type_is_string(c->types[col].id)) {
             uint32_t w = width(c->types[col]);
             NEED(w);
             memcpy(out + (size_t)col * CG_ROW_SLOT, in, w);

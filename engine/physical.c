@@ -273,6 +273,16 @@ static sto_status open_partitioned(builder *b, unsigned bp, const sql_lop *op, c
 #define FILTER_MIN_BUILD_ROWS ((double)ENG_JOIN_FILTER_MIN_ENTRIES)
 #define FILTER_MAX_MATCH      0.5
 
+/* Whether most probe rows of an INNER, SEMI or ANTI join are expected to
+ * find no partner (so a test before the directory drops most of them). */
+static bool mostly_missed(cg_join_kind kind, const sql_lop *op, const sql_lop *probe)
+{
+    if (probe->est_rows < 1 || op->est_rows < 1) return false;
+    double match = op->est_rows / probe->est_rows; /* probe rows with a partner */
+    if (kind == CG_JOIN_ANTI) match = 1 - match;
+    return match < FILTER_MAX_MATCH;
+}
+
 static bool join_filter_pays(cg_join_kind kind, const sql_lop *op, const sql_lop *probe,
                              const sql_lop *build, bool radix)
 {
@@ -286,12 +296,8 @@ static bool join_filter_pays(cg_join_kind kind, const sql_lop *op, const sql_lop
      * kinds that emit nothing for a probe row without a partner, at any
      * build size. */
     if (radix && kind == CG_JOIN_ANTI) return false;
-    if ((!radix && build->est_rows < FILTER_MIN_BUILD_ROWS) || probe->est_rows < 1 ||
-        op->est_rows < 1)
-        return false;
-    double match = op->est_rows / probe->est_rows; /* probe rows with a partner */
-    if (kind == CG_JOIN_ANTI) match = 1 - match;
-    return match < FILTER_MAX_MATCH;
+    if (!radix && build->est_rows < FILTER_MIN_BUILD_ROWS) return false;
+    return mostly_missed(kind, op, probe);
 }
 
 /* The key columns an exact bitmap may cover (engine/rt_join_keybits.h):
@@ -316,18 +322,21 @@ static uint32_t keybits_columns(const join_split *js)
  * that keeps nothing of a probe row without a partner where most rows are
  * expected to miss (q09's lineitems against the partsupp rows of green
  * parts: the bitmap of their partkeys). */
+/* A SEMI/ANTI/FLAG join on one key without a residual: a set bit is the
+ * whole answer. */
+static bool keybits_decide(cg_join_kind kind, const join_split *js)
+{
+    return !js->residual && js->nkeys == 1 &&
+           (kind == CG_JOIN_SEMI || kind == CG_JOIN_ANTI || kind == CG_JOIN_FLAG);
+}
+
 static bool join_keybits_pays(cg_join_kind kind, const join_split *js, const sql_lop *op,
                               const sql_lop *probe)
 {
     if (!keybits_columns(js)) return false;
-    bool decides = kind == CG_JOIN_SEMI || kind == CG_JOIN_ANTI || kind == CG_JOIN_FLAG;
-    if (decides && !js->residual && js->nkeys == 1) return true;
-    if (!decides && kind != CG_JOIN_INNER) return false;
-    if (kind == CG_JOIN_FLAG) return true;
-    if (probe->est_rows < 1 || op->est_rows < 1) return false;
-    double match = op->est_rows / probe->est_rows;
-    if (kind == CG_JOIN_ANTI) match = 1 - match;
-    return match < FILTER_MAX_MATCH;
+    if (keybits_decide(kind, js) || kind == CG_JOIN_FLAG) return true;
+    if (kind != CG_JOIN_INNER && kind != CG_JOIN_SEMI && kind != CG_JOIN_ANTI) return false;
+    return mostly_missed(kind, op, probe);
 }
 
 /* A join: the build side's pipeline ends in a JOIN sink (and runs first);
@@ -423,8 +432,7 @@ static sto_status open_join(builder *b, const sql_lop *op, unsigned *id)
     pr->filter_mask_offset = offsetof(eng_join_ht, filter_mask);
     /* not for RIGHT/FULL joins (INNER probes that flag entries) */
     pr->keybits = !radix && (!outer_build || left_semi) && join_keybits_pays(kind, &js, op, probe);
-    pr->keybits_decide = pr->keybits && !js.residual && js.nkeys == 1 &&
-                         (kind == CG_JOIN_SEMI || kind == CG_JOIN_ANTI || kind == CG_JOIN_FLAG);
+    pr->keybits_decide = pr->keybits && keybits_decide(kind, &js);
     pr->kb_cols = keybits_columns(&js);
     pr->kb_col_offset = offsetof(eng_join_ht, keys.col);
     pr->kb_bits_offset = offsetof(eng_join_ht, keys.bits);

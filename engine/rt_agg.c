@@ -58,11 +58,6 @@ static double slot_double(const uint8_t *p)
     return d;
 }
 
-static bool is_string(sto_type t)
-{
-    return t.id == STO_TYPE_CHAR || t.id == STO_TYPE_VARCHAR;
-}
-
 /* Row slots are packed, so a string slot may not be aligned for sto_str:
  * read it through a copy (inline bytes travel with it). */
 static sto_str slot_str(const uint8_t *p)
@@ -74,7 +69,7 @@ static sto_str slot_str(const uint8_t *p)
 
 static bool value_equal(sto_type t, const uint8_t *a, const uint8_t *b)
 {
-    if (is_string(t)) {
+    if (sto_type_is_string(t.id)) {
         sto_str x = slot_str(a), y = slot_str(b);
         return sto_str_eq(&x, &y);
     }
@@ -88,7 +83,7 @@ static bool value_equal(sto_type t, const uint8_t *a, const uint8_t *b)
 /* <0, 0, >0; NaN above every number, as PostgreSQL orders it. */
 static int value_cmp(sto_type t, const uint8_t *a, const uint8_t *b)
 {
-    if (is_string(t)) {
+    if (sto_type_is_string(t.id)) {
         sto_str x = slot_str(a), y = slot_str(b);
         return sto_str_cmp(&x, &y);
     }
@@ -113,7 +108,7 @@ static uint64_t mix(uint64_t h)
 
 static uint64_t value_hash(sto_type t, const uint8_t *p)
 {
-    if (is_string(t)) {
+    if (sto_type_is_string(t.id)) {
         sto_str s = slot_str(p);
         const unsigned char *d = (const unsigned char *)sto_str_data(&s);
         uint64_t h = 0xcbf29ce484222325ULL;

@@ -29,11 +29,6 @@ typedef struct key_shape {
     uint32_t min_len, max_len, len_bytes; /* KEY_STR */
 } key_shape;
 
-static bool is_string(sto_type t)
-{
-    return t.id == STO_TYPE_CHAR || t.id == STO_TYPE_VARCHAR;
-}
-
 static uint32_t bytes_for(uint64_t span)
 {
     uint32_t b = 0;
@@ -56,7 +51,7 @@ static bool shape_keys(const eng_sort_spec *s, const uint8_t *data, uint64_t n, 
         uint32_t no = cg_row_null_offset(s->ncols, key->slot);
         const uint8_t *col = data + key->slot * CG_ROW_SLOT;
         memset(sh, 0, sizeof(*sh));
-        sh->kind = is_string(key->type)              ? KEY_STR
+        sh->kind = sto_type_is_string(key->type.id)  ? KEY_STR
                    : key->type.id == STO_TYPE_DOUBLE ? KEY_DOUBLE
                                                      : KEY_INT;
         uint64_t lo = UINT64_MAX, hi = 0;

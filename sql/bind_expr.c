@@ -306,7 +306,7 @@ static sto_status bind_interval_arith(binder *b, bind_scope *s, const sql_expr *
     sql_bexpr *d;
     STO_TRY(sql_bind_expr(b, s, other, &d));
     if (d->type.id == BIND_TYPE_UNKNOWN ||
-        (type_is_string(d->type.id) && d->kind == SQL_BEXPR_CONST))
+        (sto_type_is_string(d->type.id) && d->kind == SQL_BEXPR_CONST))
         STO_TRY(sql_types_coerce(b, &d, sto_type_make(STO_TYPE_DATE)));
     if (d->type.id != STO_TYPE_DATE)
         return sto_error_at(STO_UNDEFINED_FUNCTION, e->pos,
@@ -476,7 +476,7 @@ static sto_status bind_in_list(binder *b, bind_scope *s, const sql_expr *e, sql_
         STO_TRY(sql_bind_expr(b, s, e->in_list.list.items[i], &item));
         x->in_list.list.items[i] = item;
         x->nullable |= item->nullable;
-        if (date_vs_strings && item->kind == SQL_BEXPR_CONST && type_is_string(item->type.id))
+        if (date_vs_strings && item->kind == SQL_BEXPR_CONST && sto_type_is_string(item->type.id))
             continue;
         if (!sql_types_common(t, item->type, &t))
             return sto_error_at(STO_UNDEFINED_FUNCTION, e->pos, "operator does not exist: %s = %s",

@@ -37,7 +37,7 @@ static bool want_string(binder *b, sql_bexpr **arg)
 {
     if ((*arg)->type.id == BIND_TYPE_UNKNOWN)
         return sql_types_coerce(b, arg, sto_type_string(STO_TYPE_VARCHAR, 0)) == STO_OK;
-    return type_is_string((*arg)->type.id);
+    return sto_type_is_string((*arg)->type.id);
 }
 
 /* Argument must be INTEGER (BIGINT and unknown are cast). */

@@ -183,10 +183,6 @@ static inline bool type_is_numeric(uint8_t id)
     return id == STO_TYPE_INTEGER || id == STO_TYPE_BIGINT || id == STO_TYPE_DECIMAL ||
            id == STO_TYPE_DOUBLE;
 }
-static inline bool type_is_string(uint8_t id)
-{
-    return id == STO_TYPE_CHAR || id == STO_TYPE_VARCHAR;
-}
 static inline bool type_is_integer(uint8_t id)
 {
     return id == STO_TYPE_INTEGER || id == STO_TYPE_BIGINT;

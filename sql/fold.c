@@ -157,7 +157,7 @@ static sto_status fold_cast(binder *b, sql_bexpr *e)
         return STO_OK;
     }
     int pos = e->pos;
-    if (type_is_string(from.id)) {
+    if (sto_type_is_string(from.id)) {
         const char *text = sto_str_data(&a->value.v.str);
         size_t len = a->value.v.str.len;
         const char *s = trim_blanks(text, &len);

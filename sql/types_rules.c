@@ -98,7 +98,7 @@ bool sql_types_common(sto_type a, sto_type b, sto_type *out)
         }
         return true;
     }
-    if (type_is_string(a.id) && type_is_string(b.id)) {
+    if (sto_type_is_string(a.id) && sto_type_is_string(b.id)) {
         if (a.id == b.id) {
             *out = a.length >= b.length && b.length ? a : b;
             if (!a.length) *out = a;
@@ -118,7 +118,7 @@ bool sql_types_common(sto_type a, sto_type b, sto_type *out)
 /* A string constant meeting a date. */
 static bool is_string_const(const sql_bexpr *e)
 {
-    return e->kind == SQL_BEXPR_CONST && type_is_string(e->type.id);
+    return e->kind == SQL_BEXPR_CONST && sto_type_is_string(e->type.id);
 }
 
 static bool same_type(sto_type a, sto_type b)
@@ -157,8 +157,8 @@ sto_status sql_types_coerce(binder *b, sql_bexpr **e, sto_type t)
             return STO_OK;
         return make_cast(b, e, t, x->pos);
     }
-    if (type_is_string(x->type.id) && type_is_string(t.id)) return STO_OK;
-    if (is_string_const(x) && !type_is_string(t.id)) return make_cast(b, e, t, x->pos);
+    if (sto_type_is_string(x->type.id) && sto_type_is_string(t.id)) return STO_OK;
+    if (is_string_const(x) && !sto_type_is_string(t.id)) return make_cast(b, e, t, x->pos);
     if (x->type.id == t.id) return STO_OK;
     return sto_error_at(STO_DATATYPE_MISMATCH, x->pos, "cannot cast type %s to %s",
                         sql_type_pg_name(x->type), sql_type_pg_name(t));
@@ -173,8 +173,8 @@ sto_status sql_types_cast(binder *b, sql_bexpr **e, sto_type t, int pos)
     }
     if (same_type(x->type, t)) return STO_OK;
     uint8_t from = x->type.id;
-    bool ok = (type_is_numeric(from) && type_is_numeric(t.id)) || type_is_string(from) ||
-              type_is_string(t.id) || (from == STO_TYPE_BOOLEAN && type_is_integer(t.id)) ||
+    bool ok = (type_is_numeric(from) && type_is_numeric(t.id)) || sto_type_is_string(from) ||
+              sto_type_is_string(t.id) || (from == STO_TYPE_BOOLEAN && type_is_integer(t.id)) ||
               (type_is_integer(from) && t.id == STO_TYPE_BOOLEAN) || from == t.id;
     if (!ok)
         return sto_error_at(STO_DATATYPE_MISMATCH, pos, "cannot cast type %s to %s",
@@ -203,7 +203,7 @@ static sto_status trim_for_char(binder *b, sql_bexpr *c, sto_type other)
  * already trimmed by trim_for_char and keeps comparing as VARCHAR). */
 static bool char_meets_varchar(const sql_bexpr *c, const sql_bexpr *v)
 {
-    return c->type.id == STO_TYPE_CHAR && type_is_string(v->type.id) &&
+    return c->type.id == STO_TYPE_CHAR && sto_type_is_string(v->type.id) &&
            v->type.id != STO_TYPE_CHAR && !is_string_const(v);
 }
 
@@ -214,9 +214,9 @@ sto_status sql_types_unify(binder *b, sql_bexpr **l, sql_bexpr **r, const char *
     sto_type lt = (*l)->type, rt = (*r)->type, t;
     /* A string constant meeting another type is read as that type, like
      * PostgreSQL's unknown-typed literals: d = '1998-12-01', k = '5'. */
-    if (!type_is_string(lt.id) && lt.id != BIND_TYPE_UNKNOWN && is_string_const(*r)) {
+    if (!sto_type_is_string(lt.id) && lt.id != BIND_TYPE_UNKNOWN && is_string_const(*r)) {
         t = lt;
-    } else if (!type_is_string(rt.id) && rt.id != BIND_TYPE_UNKNOWN && is_string_const(*l)) {
+    } else if (!sto_type_is_string(rt.id) && rt.id != BIND_TYPE_UNKNOWN && is_string_const(*l)) {
         t = rt;
     } else if (char_meets_varchar(*l, *r) || char_meets_varchar(*r, *l)) {
         /* PostgreSQL resolves bpchar = varchar as bpchar = bpchar (more
@@ -288,7 +288,8 @@ sto_status sql_types_arith(binder *b, sql_op op, sql_bexpr *l, sql_bexpr *r, int
     }
     sto_type lt = l->type, rt = r->type;
     if (op == SQL_OP_CONCAT) {
-        if (!type_is_string(lt.id) || !type_is_string(rt.id)) return arith_error(op, lt, rt, pos);
+        if (!sto_type_is_string(lt.id) || !sto_type_is_string(rt.id))
+            return arith_error(op, lt, rt, pos);
         uint32_t len = lt.length && rt.length ? lt.length + rt.length : 0;
         *out = sql_bexpr_op(b->ctx, op, sto_type_string(STO_TYPE_VARCHAR, len), l, r, pos);
         return *out ? sql_fold_expr(b, out) : sto_error_oom();

@@ -50,11 +50,6 @@
 #define MANIFEST_V2   "rackdb snapshot 2\n"
 #define FILE_NAME_MAX 64
 
-static bool is_string(sto_type t)
-{
-    return t.id == STO_TYPE_CHAR || t.id == STO_TYPE_VARCHAR;
-}
-
 /* --- writing ---------------------------------------------------------------------- */
 
 typedef struct file_out {
@@ -172,7 +167,7 @@ sto_status sto_table_save_file(const sto_table *t, const char *path)
         const sto_chunk *c = sto_table_chunk(t, k);
         put_block(&o, &c->rows, 4);
         for (uint32_t i = 0; i < s->ncols && !st; i++) {
-            if (is_string(s->cols[i].type))
+            if (sto_type_is_string(s->cols[i].type.id))
                 st = write_string_column(&o, c, i);
             else
                 put_block(&o, c->cols[i],
@@ -339,7 +334,7 @@ static sto_status read_chunks(const char *path, cursor *cur, sto_table *t, uint6
         sto_chunk_set_rows(c, n);
         for (uint32_t i = 0; i < s->ncols; i++) {
             bool ok;
-            if (is_string(s->cols[i].type)) {
+            if (sto_type_is_string(s->cols[i].type.id)) {
                 ok = read_strings(cur, c, i);
             } else {
                 size_t bytes = (size_t)n * sto_type_width((sto_type_id)s->cols[i].type.id);

@@ -108,6 +108,12 @@ static inline sto_type sto_type_string(sto_type_id id, uint32_t length)
 
 /* --- strings ------------------------------------------------------------- */
 
+/* CHAR and VARCHAR: the types whose values are sto_str references. */
+static inline bool sto_type_is_string(sto_type_id id)
+{
+    return id == STO_TYPE_CHAR || id == STO_TYPE_VARCHAR;
+}
+
 /* Bytes of a string reference (inline or pointed-to). Not NUL-terminated. */
 static inline const char *sto_str_data(const sto_str *s)
 {
