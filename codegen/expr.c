@@ -646,6 +646,28 @@ static sto_status coalesce(cg_x *x, const sql_bexpr *e, cg_val *out)
     return st;
 }
 
+/* GREATEST / LEAST: NULL arguments are skipped; NULL only when all are.
+ * Every argument is evaluated (no argument can stop the others). */
+static sto_status extremum(cg_x *x, const sql_bexpr *e, cg_val *out)
+{
+    LLVMBuilderRef b = x->f->b;
+    sql_op better = e->func.id == SQL_FUNC_GREATEST ? SQL_OP_GT : SQL_OP_LT;
+    cg_val acc;
+    STO_TRY(cg_x_expr(x, e->func.args.items[0], &acc));
+    for (uint32_t i = 1; i < e->func.args.count; i++) {
+        cg_val v;
+        STO_TRY(cg_x_expr(x, e->func.args.items[i], &v));
+        LLVMValueRef take = cg_x_compare(x, better, e->type, safe_value(x, e->type, v),
+                                         safe_value(x, e->type, acc));
+        if (v.null) take = LLVMBuildAnd(b, take, LLVMBuildNot(b, v.null, ""), "");
+        if (acc.null) take = LLVMBuildOr(b, take, acc.null, "");
+        acc.v = LLVMBuildSelect(b, take, v.v, acc.v, "");
+        acc.null = acc.null && v.null ? LLVMBuildAnd(b, acc.null, v.null, "") : NULL;
+    }
+    *out = acc;
+    return STO_OK;
+}
+
 /* NULLIF(a, b): NULL when a = b is true, else a. */
 static sto_status nullif(cg_x *x, const sql_bexpr *e, cg_val *out)
 {
@@ -838,6 +860,7 @@ static sto_status round_func(cg_x *x, const sql_bexpr *e, cg_val *out)
 
 static sto_status function(cg_x *x, const sql_bexpr *e, cg_val *out)
 {
+    if (sql_func_is_extract(e->func.id)) return cg_x_date_func(x, e, out);
     switch (e->func.id) {
     case SQL_FUNC_COALESCE:
         return coalesce(x, e, out);
@@ -847,18 +870,36 @@ static sto_status function(cg_x *x, const sql_bexpr *e, cg_val *out)
         return abs_func(x, e, out);
     case SQL_FUNC_ROUND:
         return round_func(x, e, out);
+    case SQL_FUNC_GREATEST:
+    case SQL_FUNC_LEAST:
+        return extremum(x, e, out);
+    case SQL_FUNC_FLOOR:
+    case SQL_FUNC_CEIL:
+    case SQL_FUNC_SIGN:
+    case SQL_FUNC_SQRT:
+    case SQL_FUNC_POWER:
+    case SQL_FUNC_EXP:
+    case SQL_FUNC_LN:
+    case SQL_FUNC_LOG:
+    case SQL_FUNC_PI:
+        return cg_x_math_func(x, e, out);
     case SQL_FUNC_SUBSTRING:
     case SQL_FUNC_UPPER:
     case SQL_FUNC_LOWER:
     case SQL_FUNC_LENGTH:
+    case SQL_FUNC_OCTET_LENGTH:
+    case SQL_FUNC_STRPOS:
+    case SQL_FUNC_BTRIM:
+    case SQL_FUNC_LTRIM:
+    case SQL_FUNC_RTRIM:
+    case SQL_FUNC_REPLACE:
+    case SQL_FUNC_LEFT:
+    case SQL_FUNC_RIGHT:
     case SQL_FUNC_LIKE:
     case SQL_FUNC_NOT_LIKE:
     case SQL_FUNC_ILIKE:
     case SQL_FUNC_NOT_ILIKE:
         return cg_x_string_func(x, e, out);
-    case SQL_FUNC_EXTRACT_YEAR:
-    case SQL_FUNC_EXTRACT_MONTH:
-    case SQL_FUNC_EXTRACT_DAY:
     case SQL_FUNC_DATE_ADD_DAYS:
     case SQL_FUNC_DATE_SUB_DAYS:
     case SQL_FUNC_DATE_ADD_MONTHS:

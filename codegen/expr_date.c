@@ -1,5 +1,6 @@
 /*
- * expr_date.c — DATE arithmetic and EXTRACT, inline.
+ * expr_date.c — DATE arithmetic and EXTRACT (year, quarter, month, week, day,
+ * day of week and of year, ISO year), inline.
  *
  * A DATE is an i32 count of days since 1970-01-01. EXTRACT and month
  * arithmetic need the civil (year, month, day) form, computed here with the
@@ -157,6 +158,58 @@ static LLVMValueRef add_months(cg_x *x, LLVMValueRef date, LLVMValueRef months)
     return to_date(x, LLVMBuildSExt(b, days_from_civil(x, nyu, nm, nd), i64, ""));
 }
 
+/* Day of the week of an i32 day number: 0 = Sunday .. 6 (1970-01-01 was a
+ * Thursday). */
+static LLVMValueRef day_of_week(cg_x *x, LLVMValueRef days)
+{
+    LLVMBuilderRef b = x->f->b;
+    LLVMValueRef r = LLVMBuildSRem(b, LLVMBuildAdd(b, days, c32(x, 4), ""), c32(x, 7), "");
+    LLVMValueRef neg = LLVMBuildICmp(b, LLVMIntSLT, r, c32(x, 0), "");
+    return LLVMBuildSelect(b, neg, LLVMBuildAdd(b, r, c32(x, 7), ""), r, "");
+}
+
+/* The day number of January 1st of year y (i32). */
+static LLVMValueRef new_year(cg_x *x, LLVMValueRef y)
+{
+    return days_from_civil(x, LLVMBuildAdd(x->f->b, y, c32(x, YEAR_SHIFT), ""), c32(x, 1),
+                           c32(x, 1));
+}
+
+/* EXTRACT(field FROM days). ISO 8601 weeks start on Monday, and week 1 is
+ * the one holding the year's first Thursday: the ISO year and week of a day
+ * are those of the Thursday of its week. */
+static LLVMValueRef extract(cg_x *x, sql_func f, LLVMValueRef days)
+{
+    LLVMBuilderRef b = x->f->b;
+    LLVMValueRef y, m, d;
+    if (f == SQL_FUNC_EXTRACT_YEAR || f == SQL_FUNC_EXTRACT_MONTH || f == SQL_FUNC_EXTRACT_DAY) {
+        cg_x_civil_from_days(x, days, &y, &m, &d);
+        return f == SQL_FUNC_EXTRACT_YEAR ? y : f == SQL_FUNC_EXTRACT_MONTH ? m : d;
+    }
+    LLVMValueRef dow = day_of_week(x, days);
+    LLVMValueRef isodow =
+        LLVMBuildSelect(b, LLVMBuildICmp(b, LLVMIntEQ, dow, c32(x, 0), ""), c32(x, 7), dow, "");
+    switch (f) {
+    case SQL_FUNC_EXTRACT_DOW:
+        return dow;
+    case SQL_FUNC_EXTRACT_ISODOW:
+        return isodow;
+    case SQL_FUNC_EXTRACT_QUARTER:
+        cg_x_civil_from_days(x, days, &y, &m, &d);
+        return LLVMBuildUDiv(b, LLVMBuildAdd(b, m, c32(x, 2), ""), c32(x, 3), "");
+    case SQL_FUNC_EXTRACT_DOY:
+        cg_x_civil_from_days(x, days, &y, &m, &d);
+        return LLVMBuildAdd(b, LLVMBuildSub(b, days, new_year(x, y), ""), c32(x, 1), "");
+    default: { /* WEEK, ISOYEAR */
+        LLVMValueRef thu = LLVMBuildAdd(b, LLVMBuildSub(b, days, isodow, ""), c32(x, 4), "");
+        cg_x_civil_from_days(x, thu, &y, &m, &d);
+        if (f == SQL_FUNC_EXTRACT_ISOYEAR) return y;
+        LLVMValueRef into = LLVMBuildSub(b, thu, new_year(x, y), "");
+        return LLVMBuildAdd(b, LLVMBuildUDiv(b, into, c32(x, 7), ""), c32(x, 1), "");
+    }
+    }
+}
+
 sto_status cg_x_date_func(cg_x *x, const sql_bexpr *e, cg_val *out)
 {
     LLVMBuilderRef b = x->f->b;
@@ -169,16 +222,11 @@ sto_status cg_x_date_func(cg_x *x, const sql_bexpr *e, cg_val *out)
     LLVMValueRef vn = n.v ? cg_x_sanitize(x, n.v, out->null, LLVMConstNull(LLVMTypeOf(n.v))) : NULL;
     if (vn && e->func.id != SQL_FUNC_DATE_DIFF_DAYS)
         vn = cg_widen(x->f, vn, cg_i64(x->m)); /* INTEGER days or months */
-    LLVMValueRef y, m, d;
-    switch (e->func.id) {
-    case SQL_FUNC_EXTRACT_YEAR:
-    case SQL_FUNC_EXTRACT_MONTH:
-    case SQL_FUNC_EXTRACT_DAY:
-        cg_x_civil_from_days(x, va, &y, &m, &d);
-        out->v = e->func.id == SQL_FUNC_EXTRACT_YEAR    ? y
-                 : e->func.id == SQL_FUNC_EXTRACT_MONTH ? m
-                                                        : d;
+    if (sql_func_is_extract(e->func.id)) {
+        out->v = extract(x, e->func.id, va);
         return STO_OK;
+    }
+    switch (e->func.id) {
     case SQL_FUNC_DATE_ADD_DAYS:
     case SQL_FUNC_DATE_SUB_DAYS: {
         LLVMValueRef wide = LLVMBuildSExt(b, va, cg_i64(x->m), "");

@@ -62,6 +62,10 @@ sto_status cg_x_date_func(cg_x *x, const sql_bexpr *e, cg_val *out);
 void cg_x_civil_from_days(cg_x *x, LLVMValueRef days, LLVMValueRef *y, LLVMValueRef *m,
                           LLVMValueRef *d);
 
+/* --- numbers (expr_math.c): FLOOR, CEIL, SIGN, SQRT, POWER, EXP, LN, LOG,
+ * PI --- */
+sto_status cg_x_math_func(cg_x *x, const sql_bexpr *e, cg_val *out);
+
 /* --- strings (expr_string.c) --- */
 
 /* The two 64-bit words of a %sto_str: w0 = len | prefix << 32, w1 = the

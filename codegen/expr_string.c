@@ -1,6 +1,6 @@
 /*
  * expr_string.c — CHAR/VARCHAR in generated code: comparisons, hashing,
- * LIKE, SUBSTRING, ||, UPPER, LOWER, LENGTH.
+ * LIKE, SUBSTRING, ||, UPPER, LOWER, LENGTH, STRPOS, TRIM, REPLACE, LEFT, RIGHT.
  *
  * A %sto_str is 16 bytes: len, a 4-byte prefix, then 8 more inline bytes or
  * a pointer. The code reads it as two 64-bit words, w0 = len | prefix << 32
@@ -648,6 +648,54 @@ sto_status cg_x_string_func(cg_x *x, const sql_bexpr *e, cg_val *out)
             cg_x_helper(x, "cg_rt_change_case", (void *)cg_rt_change_case, i32, params, 5, &fn));
         LLVMValueRef a[] = {x->b->strings, cg_x_str_spill(x, args[0].v),
                             cg_const_i32(x->m, fid == SQL_FUNC_UPPER)};
+        out->v = make_string(x, fn, out->null, a, 3);
+        return STO_OK;
+    }
+    case SQL_FUNC_OCTET_LENGTH: {
+        LLVMValueRef w0, w1;
+        cg_x_str_words(x, args[0].v, &w0, &w1);
+        out->v = LLVMBuildTrunc(x->f->b, w0, i32, ""); /* len is w0's low half */
+        return STO_OK;
+    }
+    case SQL_FUNC_STRPOS: {
+        LLVMTypeRef params[] = {ptr, ptr};
+        STO_TRY(cg_x_helper(x, "cg_rt_strpos", (void *)cg_rt_strpos, i32, params, 2, &fn));
+        LLVMValueRef none = LLVMConstNull(cg_type(x->m, STO_TYPE_VARCHAR));
+        LLVMValueRef a[] = {cg_x_str_spill(x, cg_x_sanitize(x, args[0].v, out->null, none)),
+                            cg_x_str_spill(x, cg_x_sanitize(x, args[1].v, out->null, none))};
+        out->v = cg_call(x->f, fn, a, 2);
+        return STO_OK;
+    }
+    case SQL_FUNC_BTRIM:
+    case SQL_FUNC_LTRIM:
+    case SQL_FUNC_RTRIM: {
+        LLVMTypeRef params[] = {ptr, ptr, ptr, i32, ptr};
+        STO_TRY(cg_x_helper(x, "cg_rt_trim", (void *)cg_rt_trim, i32, params, 5, &fn));
+        int sides = fid == SQL_FUNC_LTRIM   ? CG_TRIM_LEADING
+                    : fid == SQL_FUNC_RTRIM ? CG_TRIM_TRAILING
+                                            : CG_TRIM_BOTH;
+        LLVMValueRef a[] = {cg_x_str_spill(x, args[0].v),
+                            n > 1 ? cg_x_str_spill(x, args[1].v) : LLVMConstNull(ptr),
+                            cg_const_i32(x->m, sides)};
+        out->v = make_string(x, fn, out->null, a, 3);
+        return STO_OK;
+    }
+    case SQL_FUNC_REPLACE: {
+        if (!x->b->strings)
+            return sto_error(STO_INTERNAL_ERROR, "codegen: replace needs a string arena");
+        LLVMTypeRef params[] = {ptr, ptr, ptr, ptr, ptr, ptr};
+        STO_TRY(cg_x_helper(x, "cg_rt_replace", (void *)cg_rt_replace, i32, params, 6, &fn));
+        LLVMValueRef a[] = {x->b->strings, cg_x_str_spill(x, args[0].v),
+                            cg_x_str_spill(x, args[1].v), cg_x_str_spill(x, args[2].v)};
+        out->v = make_string(x, fn, out->null, a, 4);
+        return STO_OK;
+    }
+    case SQL_FUNC_LEFT:
+    case SQL_FUNC_RIGHT: {
+        LLVMTypeRef params[] = {ptr, ptr, i64, i32, ptr};
+        STO_TRY(cg_x_helper(x, "cg_rt_left_right", (void *)cg_rt_left_right, i32, params, 5, &fn));
+        LLVMValueRef a[] = {cg_x_str_spill(x, args[0].v), cg_widen(x->f, args[1].v, i64),
+                            cg_const_i32(x->m, fid == SQL_FUNC_RIGHT)};
         out->v = make_string(x, fn, out->null, a, 3);
         return STO_OK;
     }

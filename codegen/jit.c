@@ -73,6 +73,9 @@ struct cg_jit {
     /* RACKDB_PERF_MAP=1 or cg_jit_options.perf_map_path: names for the
      * generated functions in perf profiles (perf_map.h); NULL: none */
     cg_perf_map *perf_map;
+    /* RACKDB_JIT_MODE=fast|opt: cg_jit_mode answers that mode, whatever
+     * the engine's rule chose (to measure what the rule trades; -1: off) */
+    int forced_mode;
 
     atomic_uint_fast64_t next_module_id;
     atomic_size_t live_code;
@@ -253,6 +256,10 @@ sto_status cg_jit_create(const cg_jit_options *options, cg_jit **out)
     jit->log_stats = env_on("RACKDB_JIT_STATS");
     const char *dump = getenv("RACKDB_JIT_DUMP");
     if (dump && *dump) jit->dump_dir = strdup(dump); /* NULL: no dump */
+    const char *forced = getenv("RACKDB_JIT_MODE");
+    jit->forced_mode = -1;
+    if (forced && strcmp(forced, "fast") == 0) jit->forced_mode = CG_MODE_FAST;
+    if (forced && strcmp(forced, "opt") == 0) jit->forced_mode = CG_MODE_OPT;
     atomic_init(&jit->next_module_id, 1);
     atomic_init(&jit->live_code, 0);
     atomic_init(&jit->compiled, 0);
@@ -533,14 +540,14 @@ static void dump_module(const cg_jit *jit, cg_module *m, cg_mode mode)
 
 /* One line for RACKDB_JIT_STATS, written whole (a single fprintf), so
  * that compiles on several threads do not mix their lines. */
-static void log_compile(const cg_compile_stats *s)
+static void log_compile(const cg_compile_stats *s, const char *module)
 {
     fprintf(stderr,
-            "jit: %s ir %u obj %zu verify %lld passes %lld codegen %lld link %lld total %lld "
+            "jit: %s %s ir %u obj %zu verify %lld passes %lld codegen %lld link %lld total %lld "
             "cpu %lld us\n",
-            cg_mode_name(s->mode), s->ir_instructions, s->object_bytes, (long long)s->verify_us,
-            (long long)s->optimize_us, (long long)s->codegen_us, (long long)s->link_us,
-            (long long)s->total_us, (long long)s->cpu_us);
+            module, cg_mode_name(s->mode), s->ir_instructions, s->object_bytes,
+            (long long)s->verify_us, (long long)s->optimize_us, (long long)s->codegen_us,
+            (long long)s->link_us, (long long)s->total_us, (long long)s->cpu_us);
 }
 
 /* For the perf map: the sizes of m's functions in obj (malloc; NULL when
@@ -598,7 +605,7 @@ sto_status cg_jit_compile(cg_jit *jit, cg_module *m, cg_mode mode, cg_code **out
 
     if (jit->dump_dir) dump_module(jit, m, mode);
     char module[64] = "";
-    if (jit->perf_map) {
+    if (jit->perf_map || jit->log_stats) {
         size_t len = 0;
         const char *id = LLVMGetModuleIdentifier(cg_module_llvm(m), &len);
         snprintf(module, sizeof(module), "%.*s", (int)len, id);
@@ -626,12 +633,17 @@ sto_status cg_jit_compile(cg_jit *jit, cg_module *m, cg_mode mode, cg_code **out
     }
     code->stats.total_us = cg_clock_us() - start;
     code->stats.cpu_us = cg_thread_cpu_us() - cpu_start;
-    if (jit->log_stats) log_compile(&code->stats);
+    if (jit->log_stats) log_compile(&code->stats, module);
     atomic_init(&code->refs, 1);
     atomic_fetch_add(&jit->live_code, 1);
     atomic_fetch_add(&jit->compiled, 1);
     *out = code;
     return STO_OK;
+}
+
+cg_mode cg_jit_mode(const cg_jit *jit, cg_mode chosen)
+{
+    return jit->forced_mode >= 0 ? (cg_mode)jit->forced_mode : chosen;
 }
 
 void *cg_code_fn(const cg_code *code, const char *name)

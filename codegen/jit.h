@@ -35,11 +35,13 @@
  * CG_CODE_CACHE_MAX entries and drops the least recently used first.
  *
  * Looking inside (read when the JIT is created): RACKDB_JIT_STATS=1 in the
- * environment makes every compile write its cg_compile_stats as one line
- * to stderr; RACKDB_JIT_DUMP=dir writes every module's IR, as built, to
- * dir/<prefix>pipeline.<mode>.ll; RACKDB_PERF_MAP=1 writes the names and
+ * environment makes every compile write its module's name and its
+ * cg_compile_stats as one line to stderr; RACKDB_JIT_DUMP=dir writes every
+ * module's IR, as built, to dir/<prefix>pipeline.<mode>.ll; RACKDB_PERF_MAP=1 writes the names and
  * address ranges of all generated functions to /tmp/perf-<pid>.map, where
- * perf finds them (perf_map.h).
+ * perf finds them (perf_map.h); RACKDB_JIT_MODE=fast or =opt makes
+ * cg_jit_mode() answer that mode for every pipeline, whatever the engine's
+ * rule chose (to measure what the rule trades, engine/jit_cost.h).
  *
  * The target is x86-64-v3 (AVX2, BMI2, FMA) unless native_cpu is asked for,
  * so the code runs anywhere the rest of rackdb (-march=x86-64-v3) runs,
@@ -115,6 +117,10 @@ sto_status cg_jit_compile_cached(cg_jit *jit, cg_module *m, cg_mode mode, cg_cod
 
 /* Empties the cache (code still in use stays until freed). */
 void cg_jit_cache_clear(cg_jit *jit);
+
+/* The mode to compile a pipeline in, given the one the engine's rule
+ * chose: RACKDB_JIT_MODE's when it was set as the JIT was created. */
+cg_mode cg_jit_mode(const cg_jit *jit, cg_mode chosen);
 
 /* The address of function `name` (as given to cg_fn_begin), NULL if none. */
 void *cg_code_fn(const cg_code *code, const char *name);

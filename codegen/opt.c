@@ -40,10 +40,22 @@
  * pairs of runs (load 1.3-1.5). */
 #define FAST_PASSES "function(sroa,early-cse,instcombine<no-verify-fixpoint>,simplifycfg)"
 
-cg_mode cg_mode_for_rows(double estimated_rows, int threads)
+double cg_mode_opt_extra_us(double ir_instructions)
 {
-    double per_thread = estimated_rows / (threads > 1 ? threads : 1);
-    return per_thread >= CG_OPT_MIN_ROWS_PER_THREAD ? CG_MODE_OPT : CG_MODE_FAST;
+    return CG_OPT_EXTRA_FIXED_US +
+           CG_OPT_EXTRA_US_PER_INSTRUCTION * (ir_instructions > 0 ? ir_instructions : 0);
+}
+
+double cg_mode_opt_saving_us(const cg_mode_work *w)
+{
+    if (!(w->rows > 0) || !(w->row_saving_ns > 0)) return 0;
+    return w->rows / (w->threads > 1 ? w->threads : 1) * w->row_saving_ns / 1e3;
+}
+
+cg_mode cg_mode_choose(const cg_mode_work *w)
+{
+    return cg_mode_opt_saving_us(w) > cg_mode_opt_extra_us(w->ir_instructions) ? CG_MODE_OPT
+                                                                               : CG_MODE_FAST;
 }
 
 const char *cg_mode_name(cg_mode mode)

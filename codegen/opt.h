@@ -1,17 +1,18 @@
 /*
  * opt.h — how hard the code generator works on a module: the compile modes.
  *
- * Compiling is part of a query's running time, so the engine picks per query
- * how much to spend on it. A pipeline that will see few rows is compiled in
- * FAST mode: four cheap IR passes and LLVM's O0 code generator (which
- * selects instructions with FastISel), a millisecond or two for a typical
- * pipeline. A pipeline over many rows is compiled in OPT mode: a
- * short list of IR passes chosen for generated pipelines (opt.c says which
- * and why; about a quarter of `default<O2>`'s time) and the optimizing code
- * generator for the JIT's target machine; it costs milliseconds and runs
- * several times faster per row.
+ * Compiling is part of a query's running time, so the engine picks per
+ * pipeline how much to spend on it. FAST mode runs four cheap IR passes and
+ * LLVM's O0 code generator (which selects instructions with FastISel), a
+ * millisecond or two for a typical pipeline. OPT mode runs a short list of
+ * IR passes chosen for generated pipelines (opt.c says which and why; about
+ * a quarter of `default<O2>`'s time) and the optimizing code generator for
+ * the JIT's target machine; it costs about 1 ms plus 35 us per IR
+ * instruction more, and its code runs up to several times faster per row.
+ * cg_mode_choose() weighs the two: OPT only where the rows make up for the
+ * compile.
  *
- * Data flow: the physical planner's row estimate → cg_mode_for_rows() →
+ * Data flow: the pipeline's rows, work per row and size → cg_mode_choose() →
  * cg_jit_compile() (jit.h), which calls cg_run_passes() here and creates its
  * target machines at cg_mode_codegen_level(); each step's time lands in the
  * compiled query's statistics.
@@ -35,17 +36,34 @@ typedef enum cg_mode {
 
 #define CG_MODE_COUNT 2
 
-/* Rows per worker thread from which OPT pays for itself. FAST code costs
- * about 1.5 ns more per row than OPT code on the checked column sum (more on
- * heavier expressions); OPT costs about 2 ms more to compile for a tiny
- * function and 20 ms for one of ~200 instructions, on one thread, while the
- * rows are shared by all workers (bench/jit/bench_jit measures both): the
- * break-even lies at a few million rows per worker. */
-#define CG_OPT_MIN_ROWS_PER_THREAD 4000000.0
+/* What compiling one pipeline OPT rather than FAST buys and costs. The
+ * engine fills it from the pipeline's description (engine/jit_cost.h): how
+ * many rows the code will see, on how many workers, how much CPU time OPT
+ * code saves per row (arithmetic and aggregate updates gain most; rows that
+ * wait on memory, in probes of large tables, gain little), and how large the
+ * module is. */
+typedef struct cg_mode_work {
+    double rows;            /* rows the pipeline reads */
+    unsigned threads;       /* workers sharing them (0 counts as 1) */
+    double row_saving_ns;   /* CPU time OPT code saves per row read */
+    double ir_instructions; /* the module's size as built (or an estimate) */
+} cg_mode_work;
 
-/* The mode for a pipeline expected to process `estimated_rows` rows on
- * `threads` workers. */
-cg_mode cg_mode_for_rows(double estimated_rows, int threads);
+/* What OPT costs to compile beyond FAST, in microseconds of the compiling
+ * thread: a fixed part and a part per IR instruction as built. Calibrated
+ * on the 22 TPC-H queries' modules (docs/codegen.md, "The mode rule"). */
+#define CG_OPT_EXTRA_FIXED_US           1100.0
+#define CG_OPT_EXTRA_US_PER_INSTRUCTION 35.0
+
+/* The extra compile time of OPT over FAST for a module of that size (us). */
+double cg_mode_opt_extra_us(double ir_instructions);
+
+/* The wall time OPT code saves over FAST code on the pipeline's rows (us):
+ * the rows are shared by the workers, the compile runs on one thread. */
+double cg_mode_opt_saving_us(const cg_mode_work *w);
+
+/* OPT when it saves more run time than it costs compile time, else FAST. */
+cg_mode cg_mode_choose(const cg_mode_work *w);
 
 /* "fast" or "opt", for EXPLAIN and timing reports. */
 const char *cg_mode_name(cg_mode mode);

@@ -406,6 +406,70 @@ static void probe(gen *g, LLVMValueRef hash, const cg_val *vals, const sto_type 
     LLVMPositionBuilderAtEnd(b, slow);
 }
 
+/* Ordered runs (cg_sink.runs): a row whose key is the open run's updates
+ * its states (jumping to `done` with them in `states`); one with another
+ * key asks the runtime for a new run while runs are on. The builder is
+ * left where the table's path goes: runs off, or next said NULL. */
+static sto_status sink_agg_runs(gen *g, const cg_val *vals, const sto_type *types,
+                                LLVMValueRef key_row, cg_var states, LLVMBasicBlockRef done)
+{
+    const cg_sink *s = &g->d->sink;
+    cg_fn *f = g->f;
+    cg_module *m = g->m;
+    LLVMBuilderRef b = f->b;
+    LLVMTypeRef ptr = cg_ptr(m), i64 = cg_i64(m), i8 = cg_i8(m);
+    sto_status st = STO_OK;
+    LLVMValueRef next = helper(g, "cg_pipeline_agg_run_next", (void *)s->runs.next,
+                               (LLVMTypeRef[]){ptr, ptr, i64, i64, ptr, ptr}, 6, &st);
+    if (st) return st;
+    LLVMBasicBlockRef same = cg_block(f, "runs.same"), other = cg_block(f, "runs.other");
+    LLVMBasicBlockRef open = cg_block(f, "runs.open"), table = cg_block(f, "runs.table");
+    LLVMValueRef key = vals[0].v;
+    if (LLVMGetIntTypeWidth(LLVMTypeOf(key)) < 64) key = LLVMBuildSExt(b, key, i64, "");
+    LLVMValueRef sst = sink_state(g);
+    LLVMValueRef rs = LLVMBuildLoad2(b, ptr, byte_ptr(g, b, sst, s->runs.states_offset), "");
+    LLVMBuildCondBr(b, LLVMBuildIsNull(b, rs, ""), other, same);
+
+    LLVMPositionBuilderAtEnd(b, same);
+    LLVMValueRef rk = LLVMBuildLoad2(b, i64, byte_ptr(g, b, sst, s->runs.key_offset), "");
+    LLVMBasicBlockRef hit = cg_block(f, "runs.hit");
+    LLVMBuildCondBr(b, LLVMBuildICmp(b, LLVMIntEQ, key, rk, ""), hit, other);
+    LLVMPositionBuilderAtEnd(b, hit);
+    cg_var_set(f, states, rs);
+    LLVMBuildBr(b, done);
+
+    LLVMPositionBuilderAtEnd(b, other);
+    LLVMValueRef on = LLVMBuildLoad2(b, i8, byte_ptr(g, b, sst, s->runs.on_offset), "");
+    LLVMBuildCondBr(b, LLVMBuildICmp(b, LLVMIntNE, on, LLVMConstInt(i8, 0, 0), ""), open, table);
+
+    LLVMPositionBuilderAtEnd(b, open);
+    LLVMValueRef hash = cg_hash_vals(f, vals, types, 1);
+    cg_call_checked(f, next, (LLVMValueRef[]){f->err, sst, hash, key, key_row, states.slot}, 6);
+    b = f->b;
+    LLVMValueRef ns = cg_var_get(f, states);
+    LLVMBuildCondBr(b, LLVMBuildIsNull(b, ns, ""), table, done);
+    LLVMPositionBuilderAtEnd(b, table);
+    return STO_OK;
+}
+
+/* Ordered runs: the open run is closed before the code returns. */
+static sto_status sink_agg_runs_end(gen *g)
+{
+    const cg_sink *s = &g->d->sink;
+    if (s->kind != CG_SINK_AGG || !s->runs.enabled || s->nkeys != 1) return STO_OK;
+    cg_fn *f = g->f;
+    LLVMTypeRef ptr = cg_ptr(g->m);
+    sto_status st = STO_OK;
+    LLVMValueRef end = helper(g, "cg_pipeline_agg_run_end", (void *)s->runs.end,
+                              (LLVMTypeRef[]){ptr, ptr}, 2, &st);
+    if (st) return st;
+    LLVMValueRef row = f->row;
+    f->row = NULL; /* no row of the loop is current here */
+    cg_call_checked(f, end, (LLVMValueRef[]){f->err, sink_state(g)}, 2);
+    f->row = row;
+    return STO_OK;
+}
+
 static sto_status sink_agg(gen *g)
 {
     const cg_sink *s = &g->d->sink;
@@ -442,18 +506,28 @@ static sto_status sink_agg(gen *g)
         LLVMSetAlignment(key.slot, 16); /* the runtime reads the slots in their C types */
         for (uint32_t i = 0; i < nk; i++)
             store_slot(g, key.slot, nk, i, vals[i]);
-        LLVMValueRef hash = nk ? cg_hash_vals(f, vals, types, nk) : cg_const_i64(m, 0);
         cg_var states = g->agg_states;
         if (!nk && states.slot) {
             /* found once before the loop */
         } else if (s->probe.enabled && nk) {
             states = cg_var_new(f, ptr, NULL, "states");
+            LLVMBasicBlockRef runs_done = NULL;
+            if (s->runs.enabled && nk == 1) {
+                runs_done = cg_block(f, "runs.done");
+                st = sink_agg_runs(g, vals, types, key.slot, states, runs_done);
+            }
+            LLVMValueRef hash = cg_hash_vals(f, vals, types, nk);
             probe(g, hash, vals, types, key.slot, states);
             cg_call_checked(
                 f, find, (LLVMValueRef[]){f->err, sink_state(g), hash, key.slot, states.slot}, 5);
             LLVMBuildBr(f->b, g->probe_done);
             LLVMPositionBuilderAtEnd(f->b, g->probe_done);
+            if (runs_done) {
+                LLVMBuildBr(f->b, runs_done);
+                LLVMPositionBuilderAtEnd(f->b, runs_done);
+            }
         } else {
+            LLVMValueRef hash = nk ? cg_hash_vals(f, vals, types, nk) : cg_const_i64(m, 0);
             states = cg_var_new(f, ptr, NULL, "states");
             cg_call_checked(
                 f, find, (LLVMValueRef[]){f->err, sink_state(g), hash, key.slot, states.slot}, 5);
@@ -670,7 +744,16 @@ static LLVMBasicBlockRef probe_keybits(gen *g, const cg_probe *p, LLVMValueRef t
     LLVMValueRef w = cg_load_elem(f, i64, bits, wi);
     LLVMValueRef set =
         LLVMBuildICmp(b, LLVMIntNE, LLVMBuildAnd(b, w, bit, ""), cg_const_i64(m, 0), "");
-    if (!p->keybits_decide) {
+    if (p->keybits_unique) {
+        /* build keys without duplicates: the set bit is the one match */
+        LLVMBasicBlockRef once = cg_block(f, "probe.kb.once");
+        LLVMBuildCondBr(b, set, once, rejected);
+        LLVMPositionBuilderAtEnd(b, once);
+        LLVMValueRef uniq =
+            LLVMBuildLoad2(b, cg_i32(m), byte_ptr(g, b, table, p->kb_unique_offset), "");
+        LLVMBuildCondBr(b, LLVMBuildICmp(b, LLVMIntNE, uniq, LLVMConstInt(cg_i32(m), 0, 0), ""),
+                        decided, dir);
+    } else if (!p->keybits_decide) {
         LLVMBuildCondBr(b, set, dir, rejected);
     } else if (p->kind != CG_JOIN_FLAG) {
         LLVMBuildCondBr(b, set, decided, rejected);
@@ -719,6 +802,21 @@ static sto_status emit_rest(gen *g, uint32_t i, LLVMValueRef entry, LLVMBasicBlo
     if (!st) LLVMBuildBr(g->f->b, next);
     g->next = saved_next;
     g->entries[i] = saved_entry;
+    snap_restore(g, &sn);
+    return st;
+}
+
+/* An INNER probe's one match decided by a unique key bitmap
+ * (cg_probe.keybits_unique): no entry is read; every build column is the
+ * build key, equal to the probe key (non-NULL here: a NULL key has no bit). */
+static sto_status emit_key_match(gen *g, uint32_t i, const cg_val *kv, LLVMBasicBlockRef next)
+{
+    const cg_probe *p = g->d->steps[i].probe;
+    snap sn = {NULL, 0};
+    STO_TRY(snap_take(g, &sn));
+    for (uint32_t k = 0; k < p->nids; k++)
+        g->bind.vals[p->ids[k]] = (cg_val){kv[0].v, NULL};
+    sto_status st = emit_rest(g, i, NULL, next);
     snap_restore(g, &sn);
     return st;
 }
@@ -934,6 +1032,8 @@ static sto_status probe_step(gen *g, uint32_t i)
         LLVMPositionBuilderAtEnd(b, hit_once);
         if (p->kind == CG_JOIN_SEMI)
             st = emit_rest(g, i, NULL, outer);
+        else if (p->keybits_unique)
+            st = emit_key_match(g, i, kv, outer);
         else
             LLVMBuildBr(b, outer);
         break;
@@ -1215,6 +1315,7 @@ static sto_status build(const cg_pipeline_desc *d, cg_module *m)
         if (d->params) g.bind.params = cg_const_ptr(m, d->params);
         g.bind.strings = byte_ptr(&g, f.b, g.wstate, d->strings_offset);
         st = d->source.kind == CG_SOURCE_VALUES ? produce_values(&g) : produce_loop(&g);
+        if (!st) st = sink_agg_runs_end(&g);
         if (!st) cg_fn_return_ok(&f);
         cg_binding_free(&g.bind);
     }

@@ -125,6 +125,14 @@ typedef int32_t (*cg_agg_find_fn)(cg_error *err, void *sink_state, uint64_t hash
 typedef int32_t (*cg_agg_distinct_fn)(cg_error *err, void *sink_state, uint8_t *state, uint32_t agg,
                                       const uint8_t *value);
 
+/* Ordered runs (cg_sink.runs): the states of a new run of rows whose
+ * integer group key is `key` (key_row and hash as for find), or NULL in
+ * *states when the rows go to the table from now on. */
+typedef int32_t (*cg_agg_run_next_fn)(cg_error *err, void *sink_state, uint64_t hash, int64_t key,
+                                      const uint8_t *key_row, uint8_t **states);
+/* Closes the open run when a call's rows are done. */
+typedef int32_t (*cg_agg_run_end_fn)(cg_error *err, void *sink_state);
+
 /* A build tuple whose join key has no NULL (hash of the key) or has one:
  * *row points to the row to fill (see engine/rt_join.h). */
 typedef int32_t (*cg_join_append_fn)(cg_error *err, void *sink_state, uint64_t hash, uint8_t **row);
@@ -226,6 +234,13 @@ typedef struct cg_probe {
     bool keybits, keybits_decide;
     uint32_t kb_cols;
     uint32_t kb_bits_offset, kb_hits_offset, kb_base_offset, kb_span_offset, kb_col_offset;
+    /* keybits_unique (INNER, one key, no residual, every build column is
+     * the build key): when the uint32 at table + kb_unique_offset is not 0
+     * (no two build entries share a key) a set bit is the one match, the
+     * directory is never read and the build columns take the probe key's
+     * value; otherwise a set bit goes on to the directory. */
+    bool keybits_unique;
+    uint32_t kb_unique_offset;
     const uint64_t *build_rows, *build_null_rows; /* MARK: read at run time */
     /* RIGHT/FULL: a match sets the byte at entry + flag_offset to 1 (the
      * engine emits the entries it never set afterwards). */
@@ -311,6 +326,19 @@ typedef struct cg_sink {
         uint32_t count_offset, limit_offset;
         uint32_t parts_log, entry_bytes, used_offset, key_offset, states_offset;
     } probe;
+    /* AGG with one integer key that may not be NULL, optional
+     * (runs.enabled): rows whose key equals the previous row's update the
+     * same states without a look in the table. At sink_state: the open
+     * run's states (uint8_t *, NULL when none) at states_offset, its key
+     * (int64_t) at key_offset, and a byte at on_offset: while it is not 0,
+     * a row with another key calls next, which opens its run (or answers
+     * NULL: the table's path). The code calls end before it returns. */
+    struct {
+        bool enabled;
+        uint32_t states_offset, key_offset, on_offset;
+        cg_agg_run_next_fn next;
+        cg_agg_run_end_fn end;
+    } runs;
 } cg_sink;
 
 typedef struct cg_pipeline_desc {

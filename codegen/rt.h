@@ -86,10 +86,35 @@ int32_t cg_rt_concat(cg_error *err, cg_rt_strings *arena, const sto_str *a, cons
 int32_t cg_rt_change_case(cg_error *err, cg_rt_strings *arena, const sto_str *s, int32_t upper,
                           sto_str *out);
 
+/* STRPOS(s, sub) = POSITION(sub IN s): the 1-based character position of
+ * sub's first occurrence in s, 0 when there is none (1 for an empty sub). */
+int32_t cg_rt_strpos(const sto_str *s, const sto_str *sub);
+
+/* BTRIM/LTRIM/RTRIM(s [, chars]): s without the leading and/or trailing
+ * characters (UTF-8) that occur in chars (NULL: the blank). Points into s's
+ * bytes or is inline. */
+enum { CG_TRIM_LEADING = 1, CG_TRIM_TRAILING = 2, CG_TRIM_BOTH = 3 };
+int32_t cg_rt_trim(cg_error *err, const sto_str *s, const sto_str *chars, int32_t sides,
+                   sto_str *out);
+
+/* REPLACE(s, from, to): every non-overlapping occurrence of from, left to
+ * right, replaced by to; an empty from changes nothing. */
+int32_t cg_rt_replace(cg_error *err, cg_rt_strings *arena, const sto_str *s, const sto_str *from,
+                      const sto_str *to, sto_str *out);
+
+/* LEFT(s, n) / RIGHT(s, n) (right != 0): the first / last n characters, or
+ * for a negative n all but the last / first -n. Points into s's bytes. */
+int32_t cg_rt_left_right(cg_error *err, const sto_str *s, int64_t n, int32_t right, sto_str *out);
+
 /* s cut to max_chars UTF-8 characters (an explicit cast to CHAR(n) or
  * VARCHAR(n)); is_char also drops trailing blanks, as CHAR values are stored.
  * No allocation: the result points into s's bytes or is inline. */
 void cg_rt_str_truncate(const sto_str *s, uint32_t max_chars, int32_t is_char, sto_str *out);
+
+/* SQRT, POWER, EXP, LN, LOG (base 10) of DOUBLE values (b: POWER's
+ * exponent), with PostgreSQL's domain and range errors (rt_math.c). */
+enum { CG_MATH_SQRT, CG_MATH_POWER, CG_MATH_EXP, CG_MATH_LN, CG_MATH_LOG10 };
+int32_t cg_rt_math(cg_error *err, int32_t op, double a, double b, double *out);
 
 /* --- conversions from text (casts; surrounding blanks are ignored) --------- */
 

@@ -1,8 +1,8 @@
 /*
  * rt_str.c — string helpers behind generated expressions: comparison and
  * hashing of long strings, substring search, the general LIKE matcher, and
- * the functions that build new strings (||, UPPER/LOWER, SUBSTRING, casts
- * that shorten).
+ * the functions that build new strings (||, UPPER/LOWER, SUBSTRING, TRIM,
+ * REPLACE, LEFT/RIGHT, casts that shorten) and STRPOS.
  */
 #include <string.h>
 #if defined(__AVX2__) || defined(__SSE2__)
@@ -19,12 +19,17 @@ static sto_str make_ref(const char *p, uint32_t len)
 }
 
 /* A new string of len bytes whose bytes are written into *bytes; long ones
- * get space in the arena. */
-static int32_t new_str(cg_error *err, cg_rt_strings *arena, uint32_t len, sto_str *out,
+ * get space in the arena. More than 1 GiB is an error. */
+static int32_t new_str(cg_error *err, cg_rt_strings *arena, uint64_t len, sto_str *out,
                        char **bytes)
 {
+    if (len > 0x3FFFFFFF) {
+        err->detail = sto_error(STO_DATA_EXCEPTION, "string of %llu bytes is too long",
+                                (unsigned long long)len);
+        return CG_ERR_RUNTIME;
+    }
     memset(out, 0, sizeof(*out));
-    out->len = len;
+    out->len = (uint32_t)len;
     if (len <= STO_STR_INLINE_MAX) {
         *bytes = out->prefix;
         return CG_ERR_NONE;
@@ -329,15 +334,9 @@ int32_t cg_rt_char_length(const sto_str *s)
 int32_t cg_rt_concat(cg_error *err, cg_rt_strings *arena, const sto_str *a, const sto_str *b,
                      sto_str *out)
 {
-    uint64_t len = (uint64_t)a->len + b->len;
-    if (len > 0x3FFFFFFF) {
-        err->detail = sto_error(STO_DATA_EXCEPTION, "string of %llu bytes is too long",
-                                (unsigned long long)len);
-        return CG_ERR_RUNTIME;
-    }
     char *p;
     sto_str r;
-    int32_t kind = new_str(err, arena, (uint32_t)len, &r, &p);
+    int32_t kind = new_str(err, arena, (uint64_t)a->len + b->len, &r, &p);
     if (kind) return kind;
     memcpy(p, sto_str_data(a), a->len);
     memcpy(p + a->len, sto_str_data(b), b->len);
@@ -362,6 +361,111 @@ int32_t cg_rt_change_case(cg_error *err, cg_rt_strings *arena, const sto_str *s,
     }
     finish_str(&r);
     *out = r;
+    return CG_ERR_NONE;
+}
+
+/* The characters of p[0, n) before byte offset `bytes`. */
+static int64_t chars_before(const char *p, uint32_t bytes)
+{
+    int64_t cont = 0;
+    for (uint32_t i = 0; i < bytes; i++)
+        cont += ((uint8_t)p[i] & 0xC0) == 0x80;
+    return (int64_t)bytes - cont;
+}
+
+int32_t cg_rt_strpos(const sto_str *s, const sto_str *sub)
+{
+    const char *p = sto_str_data(s);
+    int64_t at = cg_rt_find(p, s->len, sto_str_data(sub), sub->len);
+    return at < 0 ? 0 : (int32_t)(chars_before(p, (uint32_t)at) + 1);
+}
+
+/* True when the character of len bytes at c is one of the characters of
+ * set[0, n). */
+static bool in_char_set(const char *c, size_t len, const char *set, uint32_t n)
+{
+    for (uint32_t i = 0; i < n;) {
+        size_t k = char_len((uint8_t)set[i]);
+        if (k == len && i + k <= n && memcmp(set + i, c, len) == 0) return true;
+        i += (uint32_t)k;
+    }
+    return false;
+}
+
+int32_t cg_rt_trim(cg_error *err, const sto_str *s, const sto_str *chars, int32_t sides,
+                   sto_str *out)
+{
+    (void)err;
+    const char *p = sto_str_data(s);
+    const char *set = chars ? sto_str_data(chars) : " ";
+    uint32_t nset = chars ? chars->len : 1;
+    uint32_t from = 0, to = s->len;
+    if (sides & CG_TRIM_LEADING) {
+        while (from < to) {
+            size_t k = char_len((uint8_t)p[from]);
+            if (from + k > to || !in_char_set(p + from, k, set, nset)) break;
+            from += (uint32_t)k;
+        }
+    }
+    if (sides & CG_TRIM_TRAILING) {
+        while (to > from) {
+            uint32_t start = to - 1; /* back to the last character's first byte */
+            while (start > from && ((uint8_t)p[start] & 0xC0) == 0x80)
+                start--;
+            if (!in_char_set(p + start, to - start, set, nset)) break;
+            to = start;
+        }
+    }
+    *out = make_ref(p + from, to - from);
+    return CG_ERR_NONE;
+}
+
+int32_t cg_rt_replace(cg_error *err, cg_rt_strings *arena, const sto_str *s, const sto_str *from,
+                      const sto_str *to, sto_str *out)
+{
+    const char *p = sto_str_data(s), *f = sto_str_data(from), *t = sto_str_data(to);
+    uint32_t n = s->len, k = from->len;
+    uint64_t hits = 0;
+    for (int64_t at = 0; k > 0 && (uint64_t)at + k <= n;) {
+        int64_t i = cg_rt_find(p + at, n - (uint64_t)at, f, k);
+        if (i < 0) break;
+        hits++;
+        at += i + k;
+    }
+    if (hits == 0) {
+        *out = make_ref(p, n);
+        return CG_ERR_NONE;
+    }
+    char *d;
+    sto_str r;
+    int32_t kind = new_str(err, arena, n - hits * k + hits * to->len, &r, &d);
+    if (kind) return kind;
+    for (uint64_t at = 0; at < n;) {
+        int64_t i = hits ? cg_rt_find(p + at, n - at, f, k) : -1;
+        uint64_t keep = i < 0 ? n - at : (uint64_t)i;
+        memcpy(d, p + at, keep);
+        d += keep;
+        at += keep;
+        if (i < 0) break;
+        memcpy(d, t, to->len);
+        d += to->len;
+        at += k;
+        hits--;
+    }
+    finish_str(&r);
+    *out = r;
+    return CG_ERR_NONE;
+}
+
+int32_t cg_rt_left_right(cg_error *err, const sto_str *s, int64_t n, int32_t right, sto_str *out)
+{
+    (void)err;
+    const char *p = sto_str_data(s);
+    int64_t chars = cg_rt_char_length(s);
+    /* the characters kept: n of them, or all but -n */
+    int64_t keep = n >= 0 ? (n < chars ? n : chars) : (-n < chars ? chars + n : 0);
+    uint32_t cut = char_offset(p, s->len, right ? chars - keep : keep);
+    *out = right ? make_ref(p + cut, s->len - cut) : make_ref(p, cut);
     return CG_ERR_NONE;
 }
 

@@ -26,6 +26,7 @@
 #include "engine/exec_setop.h"
 #include "engine/exec_sortmerge.h"
 #include "engine/instance.h"
+#include "engine/jit_cost.h"
 #include "engine/optimize.h"
 #include "engine/rt_agg.h"
 #include "engine/rt_hashtable.h"
@@ -447,6 +448,12 @@ static void describe(const eng_physical *ph, const eng_pipe *p, prun *r, const e
         k->probe.used_offset = ENG_AGG_ENTRY_USED;
         k->probe.key_offset = ENG_AGG_ENTRY_HEAD;
         k->probe.states_offset = ENG_AGG_ENTRY_HEAD + p->agg.key_bytes;
+        k->runs.enabled = p->agg.runs;
+        k->runs.states_offset = offsetof(eng_agg_local, runs.states);
+        k->runs.key_offset = offsetof(eng_agg_local, runs.key);
+        k->runs.on_offset = offsetof(eng_agg_local, runs.on);
+        k->runs.next = eng_rt_agg_run_next;
+        k->runs.end = eng_rt_agg_run_end;
     } else if (p->sink == ENG_SINK_JOIN || p->sink == ENG_SINK_PARTITION) {
         k->kind = CG_SINK_JOIN;
         k->ncols = p->nexprs;
@@ -472,46 +479,6 @@ static void describe(const eng_physical *ph, const eng_pipe *p, prun *r, const e
     d->strings_offset = offsetof(wstate, strings);
     d->count_rows = r->count_rows;
     d->counters_offset = offsetof(wstate, counters);
-}
-
-/* How much work a tuple costs, in expression nodes: the filters, the
- * projections, the sink's keys and aggregates (a group lookup counts for
- * several). cg_mode_for_rows is calibrated on a one-column sum, so the row
- * count is scaled by this before picking the compile mode: heavier loops pay
- * back OPT's compile time over fewer rows. */
-static sql_walk count_node(sql_bexpr **slot, void *arg)
-{
-    (void)slot;
-    (*(unsigned *)arg)++;
-    return SQL_WALK_CONTINUE;
-}
-
-static unsigned count_nodes(const sql_bexpr *e)
-{
-    unsigned n = 0;
-    if (e) sql_bexpr_walk((sql_bexpr **)&e, count_node, &n);
-    return n;
-}
-
-static double tuple_weight(const eng_pipe *p)
-{
-    unsigned n = 0;
-    for (uint32_t i = 0; i < p->nsteps; i++) {
-        const cg_step *s = &p->steps[i];
-        n += count_nodes(s->pred);
-        for (uint32_t k = 0; k < s->count; k++)
-            n += count_nodes(s->items[k].expr);
-    }
-    if (p->sink == ENG_SINK_AGG) {
-        for (uint32_t k = 0; k < p->agg.nkeys; k++)
-            n += 4 + count_nodes(p->agg_keys[k]);
-        for (uint32_t k = 0; k < p->agg.naggs; k++)
-            n += 2 + count_nodes(p->agg_slots[k].arg);
-    } else {
-        for (uint32_t k = 0; k < p->nexprs; k++)
-            n += 1 + count_nodes(p->exprs[k]);
-    }
-    return n < 2 ? 1.0 : n / 2.0;
 }
 
 /* RIGHT/FULL (and ANTI built on the left): appends to out the build
@@ -875,7 +842,7 @@ static sto_status run_pipe(const eng_exec_env *env, const eng_physical *ph, cons
      * compile pool made (or is making) ahead. */
     double t0 = now_ms();
     if (!st) {
-        cg_mode mode = cg_mode_for_rows((double)in_rows * tuple_weight(p), (int)threads);
+        cg_mode mode = cg_jit_mode(env->shared->jit, eng_jit_mode(p, (double)in_rows, threads));
         /* harder than the input needs and not started yet: compile for the
          * input at hand instead (a FAST compile takes a millisecond or two) */
         if (ahead->task && cg_compile_task_mode(ahead->task) > mode &&
@@ -968,7 +935,12 @@ static sto_status run_pipe(const eng_exec_env *env, const eng_physical *ph, cons
         if (!st && p->sink == ENG_SINK_JOIN) {
             double b0 = now_ms();
             st = build_table(env, join, env->mem);
-            if (!join->deferred) stats->join_ms = now_ms() - b0;
+            if (!join->deferred) {
+                stats->join_ms = now_ms() - b0;
+                stats->join_filter = join->ht.filter != NULL;
+                stats->join_keybits = join->ht.keys.bits != NULL;
+                stats->join_unique = stats->join_keybits && join->ht.keys.unique;
+            }
         } else if (!st && p->sink == ENG_SINK_PARTITION) {
             st = partition_join(env, parts_out, stats);
         } else if (!st && p->sink == ENG_SINK_AGG) {
@@ -1118,7 +1090,7 @@ static void compile_ahead(const eng_exec_env *env, const eng_physical *ph, ahead
             ahead[i].row_bytes = parts.rj.probe.stride;
             r.radix_src = &parts;
         }
-        cg_mode mode = cg_mode_for_rows(in_rows * tuple_weight(p), (int)env->threads);
+        cg_mode mode = cg_jit_mode(env->shared->jit, eng_jit_mode(p, in_rows, env->threads));
         if (i == 0 && (mode != CG_MODE_OPT || !(spare_core(env) || env->jit_switch_after)))
             continue;
         cg_pipeline_desc d;
@@ -1143,7 +1115,8 @@ static void release_held(const eng_exec_env *env, const eng_physical *ph, unsign
         const eng_pipe *p = &ph->pipes[k];
         if (!ahead[k].held || !ahead[k].task || p->input != done) continue;
         ahead[k].held = false;
-        cg_mode mode = cg_mode_for_rows((double)out->rows * tuple_weight(p), (int)env->threads);
+        cg_mode mode =
+            cg_jit_mode(env->shared->jit, eng_jit_mode(p, (double)out->rows, env->threads));
         cg_compile_task_release(ahead[k].task, mode);
     }
 }

@@ -90,6 +90,9 @@ typedef struct eng_pipe_stats {
     double join_ms;
     uint64_t join_parts;
     unsigned join_passes;
+    /* JOIN sink, shared table: what the run time gave the probe: a
+     * semi-join filter, an exact key bitmap, one whose keys are unique */
+    bool join_filter, join_keybits, join_unique;
 } eng_pipe_stats;
 
 typedef struct eng_query_stats {

@@ -103,6 +103,7 @@ static void put_sink(text *t, const eng_physical *ph, const eng_pipe *p, const e
             break;
         }
         put(t, "    HASH AGGREGATE");
+        if (p->agg.runs) put(t, " (ordered runs)");
         if (p->agg.nkeys) put(t, " GROUP");
         for (uint32_t i = 0; i < p->agg.nkeys; i++) {
             put(t, i ? ", " : " ");
@@ -149,7 +150,11 @@ static void put_sink(text *t, const eng_physical *ph, const eng_pipe *p, const e
             put_expr(t, ctx, p->exprs[p->nout + k]);
         }
         if (st && p->join_algorithm == ENG_JOIN_ALGO_HASH)
-            put(t, "  (table built in %.3f ms)", st->join_ms);
+            put(t, "  (table built in %.3f ms%s%s)", st->join_ms,
+                st->join_filter ? "; semi-join filter" : "",
+                st->join_unique    ? "; key bitmap, unique keys"
+                : st->join_keybits ? "; key bitmap"
+                                   : "");
         break;
     case ENG_SINK_PARTITION: {
         bool sm = ph->pipes[p->join_from - 1].join_algorithm == ENG_JOIN_ALGO_SORTMERGE;
@@ -224,7 +229,10 @@ static void put_steps(text *t, const eng_physical *ph, const eng_pipe *p, const 
                 sql_join_kind_name(p->step_ops[i]->join.kind),
                 pr->kind == CG_JOIN_FLAG ? " (build side left: flags its matches)" : "");
             if (pr->filter) put(t, " (semi-join filter)");
-            if (pr->keybits) put(t, pr->keybits_decide ? " (key bitmap decides)" : " (key bitmap)");
+            if (pr->keybits)
+                put(t, pr->keybits_decide   ? " (key bitmap decides)"
+                       : pr->keybits_unique ? " (key bitmap decides if unique)"
+                                            : " (key bitmap)");
             for (uint32_t k = 0; k < pr->nkeys; k++) {
                 put(t, k ? ", " : " ");
                 put_expr(t, ctx, pr->keys[k]);

@@ -25,8 +25,8 @@
  * D the larger unfiltered distinct count of the two key columns (the
  * domain both sides' keys come from); ANTI the rest (at least 5% of |L|); MARK and
  * SINGLE |L|. GROUP BY: min(input, product of the keys' ndv), where
- * EXTRACT(field FROM a date column) has at most the years, months or days
- * the column's range spans.
+ * EXTRACT(field FROM a date column) has at most the years the column's
+ * range spans, or the field's values (12 months, 7 days of the week, ...).
  */
 #include <math.h>
 #include <string.h>
@@ -51,14 +51,34 @@ static void derive(eng_card *c, const sql_bexpr *e, eng_colstat *out)
         return;
     const eng_colstat *s = &c->stats[a->column];
     double fields;
-    if (e->func.id == SQL_FUNC_EXTRACT_YEAR && s->has_minmax)
+    switch (e->func.id) {
+    case SQL_FUNC_EXTRACT_YEAR:
+    case SQL_FUNC_EXTRACT_ISOYEAR:
+        if (!s->has_minmax) return;
         fields = floor((s->max - s->min) / 365.0) + 2;
-    else if (e->func.id == SQL_FUNC_EXTRACT_MONTH)
+        break;
+    case SQL_FUNC_EXTRACT_QUARTER:
+        fields = 4;
+        break;
+    case SQL_FUNC_EXTRACT_MONTH:
         fields = 12;
-    else if (e->func.id == SQL_FUNC_EXTRACT_DAY)
+        break;
+    case SQL_FUNC_EXTRACT_WEEK:
+        fields = 53;
+        break;
+    case SQL_FUNC_EXTRACT_DOW:
+    case SQL_FUNC_EXTRACT_ISODOW:
+        fields = 7;
+        break;
+    case SQL_FUNC_EXTRACT_DAY:
         fields = 31;
-    else
+        break;
+    case SQL_FUNC_EXTRACT_DOY:
+        fields = 366;
+        break;
+    default:
         return;
+    }
     memset(out, 0, sizeof(*out));
     out->ndv = fields < s->ndv ? fields : s->ndv;
     out->null_frac = s->null_frac;

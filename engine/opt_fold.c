@@ -6,7 +6,7 @@
  * constants, raising exactly the errors PostgreSQL raises for them. What is
  * left for here never raises: comparisons of two constants, NULL flowing
  * through strict operators, AND/OR/NOT over TRUE/FALSE, IS [NOT] NULL of a
- * constant, COALESCE and CASE arms that are decided, and `x = x`, which is
+ * constant, COALESCE, GREATEST, LEAST and CASE arms that are decided, and `x = x`, which is
  * `x IS NOT NULL` (or TRUE for a NOT NULL column). A FILTER left with TRUE
  * disappears.
  */
@@ -145,6 +145,16 @@ static sql_bexpr *fold_node(sql_plan_ctx *ctx, sql_bexpr *e)
             e->func.args.count = n;
             return n == 1 && e->func.args.items[0]->type.id == e->type.id ? e->func.args.items[0]
                                                                           : e;
+        }
+        if (e->func.id == SQL_FUNC_GREATEST || e->func.id == SQL_FUNC_LEAST) {
+            /* they skip NULL arguments, as COALESCE does, but read them all */
+            uint32_t n = 0;
+            for (uint32_t i = 0; i < e->func.args.count; i++)
+                if (!is_null_const(e->func.args.items[i]))
+                    e->func.args.items[n++] = e->func.args.items[i];
+            if (n == 0) return null_of(ctx, e);
+            e->func.args.count = n;
+            return e;
         }
         if (e->func.id == SQL_FUNC_NULLIF) return e;
         for (uint32_t i = 0; i < e->func.args.count; i++)

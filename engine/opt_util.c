@@ -267,7 +267,7 @@ bool eng_expr_strict(const sql_bexpr *e)
         if (e->op.op == SQL_OP_OR || e->op.op == SQL_OP_AND) return false;
         return eng_expr_strict(e->op.args[0]) && (!e->op.args[1] || eng_expr_strict(e->op.args[1]));
     case SQL_BEXPR_FUNC:
-        if (e->func.id == SQL_FUNC_COALESCE || e->func.id == SQL_FUNC_NULLIF) return false;
+        if (sql_func_skips_nulls(e->func.id) || e->func.id == SQL_FUNC_NULLIF) return false;
         for (uint32_t i = 0; i < e->func.args.count; i++)
             if (!eng_expr_strict(e->func.args.items[i])) return false;
         return true;
@@ -311,7 +311,7 @@ static void refresh_up(sql_bexpr *e)
     case SQL_BEXPR_FUNC:
         for (uint32_t i = 0; i < e->func.args.count; i++) {
             refresh_up(e->func.args.items[i]);
-            if (e->func.id != SQL_FUNC_COALESCE && e->func.args.items[i]->nullable)
+            if (!sql_func_skips_nulls(e->func.id) && e->func.args.items[i]->nullable)
                 e->nullable = true;
         }
         break;

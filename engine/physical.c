@@ -121,6 +121,8 @@ static sto_status close_agg(builder *b, unsigned id, const sql_lop *op)
         l->aggs[j].result = sql_plan_col(b->ctx, a->id)->type;
     }
     eng_agg_layout_finish(l);
+    l->runs = l->nkeys == 1 && eng_agg_runs_fit(l, p->agg_keys[0]->nullable, op->est_rows,
+                                                op->left ? op->left->est_rows : 0);
     for (uint32_t j = 0; j < l->naggs; j++) {
         const sql_agg_item *a = &op->aggregate.aggs[j];
         p->agg_slots[j] = (cg_agg_slot){a->func, a->distinct, a->arg, l->aggs[j].offset};
@@ -266,8 +268,8 @@ static sto_status open_partitioned(builder *b, unsigned bp, const sql_lop *op, c
 /* Whether a probe into the shared table tests the semi-join filter before
  * the directory (engine/rt_hashtable.h): when most probe rows are expected
  * to find no partner and the build side is big enough that its directory
- * (8 bytes a slot) outgrows the L2 cache while the filter (1 byte an
- * entry) does not. INNER, SEMI and ANTI joins say from their estimates how
+ * (8 bytes a slot) crowds the L2 cache while the filter (1 byte an entry)
+ * does not (ENG_JOIN_FILTER_MIN_ENTRIES). INNER, SEMI and ANTI joins say from their estimates how
  * many probe rows match; FLAG probes (SEMI/ANTI built on the left) use it
  * whenever the probe side is the bigger one; the other kinds never do. */
 #define FILTER_MIN_BUILD_ROWS ((double)ENG_JOIN_FILTER_MIN_ENTRIES)
@@ -330,11 +332,28 @@ static bool keybits_decide(cg_join_kind kind, const join_split *js)
            (kind == CG_JOIN_SEMI || kind == CG_JOIN_ANTI || kind == CG_JOIN_FLAG);
 }
 
+/* An INNER join on one key without a residual whose build side yields
+ * nothing but its key column: when the run time finds the build keys
+ * unique, a set bit is the one match and the build row, equal to the probe
+ * key, need not be read (q03's orders probing the BUILDING customers: the
+ * directory and an entry missed the caches for each of 147K matches). */
+static bool keybits_unique(cg_join_kind kind, const join_split *js, const sql_lop *build)
+{
+    if (kind != CG_JOIN_INNER || js->residual || js->nkeys != 1 || keybits_columns(js) != 1)
+        return false;
+    const sql_bexpr *key = js->build_keys[0];
+    if (key->kind != SQL_BEXPR_COLUMN) return false;
+    for (uint32_t i = 0; i < build->nout; i++)
+        if (build->out[i] != key->column) return false;
+    return true;
+}
+
 static bool join_keybits_pays(cg_join_kind kind, const join_split *js, const sql_lop *op,
-                              const sql_lop *probe)
+                              const sql_lop *probe, const sql_lop *build)
 {
     if (!keybits_columns(js)) return false;
-    if (keybits_decide(kind, js) || kind == CG_JOIN_FLAG) return true;
+    if (keybits_decide(kind, js) || kind == CG_JOIN_FLAG || keybits_unique(kind, js, build))
+        return true;
     if (kind != CG_JOIN_INNER && kind != CG_JOIN_SEMI && kind != CG_JOIN_ANTI) return false;
     return mostly_missed(kind, op, probe);
 }
@@ -431,8 +450,11 @@ static sto_status open_join(builder *b, const sql_lop *op, unsigned *id)
     pr->filter_offset = offsetof(eng_join_ht, filter);
     pr->filter_mask_offset = offsetof(eng_join_ht, filter_mask);
     /* not for RIGHT/FULL joins (INNER probes that flag entries) */
-    pr->keybits = !radix && (!outer_build || left_semi) && join_keybits_pays(kind, &js, op, probe);
+    pr->keybits =
+        !radix && (!outer_build || left_semi) && join_keybits_pays(kind, &js, op, probe, build);
     pr->keybits_decide = pr->keybits && keybits_decide(kind, &js);
+    pr->keybits_unique = pr->keybits && !outer_build && keybits_unique(kind, &js, build);
+    pr->kb_unique_offset = offsetof(eng_join_ht, keys.unique);
     pr->kb_cols = keybits_columns(&js);
     pr->kb_col_offset = offsetof(eng_join_ht, keys.col);
     pr->kb_bits_offset = offsetof(eng_join_ht, keys.bits);

@@ -121,6 +121,9 @@ typedef struct eng_agg_fn {
 
 /* What an aggregation's entries look like. */
 typedef struct eng_agg_layout {
+    /* Fold runs of equal keys before the table (engine/rt_agg_runs.c):
+     * set by the planner through eng_agg_runs_fit. */
+    bool runs;
     uint32_t nkeys;
     sto_type *key_types;
     uint32_t naggs;
@@ -157,6 +160,46 @@ typedef struct eng_agg_part {
     size_t free_bytes;
 } eng_agg_part;
 
+/* Ordered runs (engine/rt_agg_runs.c): when the rows come in key order,
+ * each worker folds the run of the key at hand into an entry of its own
+ * (no hash, no table) and, when the key changes, leaves the finished
+ * entry in its partition's buffer of runs, as spilled entries are kept.
+ *
+ *   a call's rows:  k1 k1 | k2 k2 k2 | k3 | ... | kn kn
+ *                   first   interior runs       last
+ *                   └──── to the table ────────────┘ (they may go on in
+ *                                                     the neighbouring calls)
+ *
+ * Keys must rise from run to run inside a call (else the worker turns runs
+ * off and its rows go to the table from then on), and the calls' key
+ * ranges [first, last] must not overlap but at their ends: then an
+ * interior run is its group's only entry anywhere and is emitted as it
+ * is. The merge checks the ranges of every worker's calls; when they
+ * overlap, or some worker turned runs off, the interior runs are merged
+ * like spilled entries. q18's 6M lineitems of 1.5M orders (in l_orderkey
+ * order) then make 1.5M entries that are never folded, and no table
+ * spills. */
+typedef struct eng_agg_range {
+    int64_t first, last;
+} eng_agg_range;
+
+typedef struct eng_agg_runs {
+    /* read by the generated code (cg_sink.runs) */
+    uint8_t *states; /* the open run's states; NULL when none is open */
+    int64_t key;     /* the open run's key */
+    uint8_t on;      /* 0 once the keys fell: the table takes every row */
+    /* the runtime's */
+    bool first;         /* the open run began the call */
+    bool off;           /* the keys fell in some call */
+    int64_t call_first; /* the call's first key */
+    unsigned open_part; /* the open run's partition */
+    uint64_t count;     /* finished runs */
+    /* the finished runs by partition, as the spilled entries are */
+    eng_agg_part parts[ENG_AGG_PARTS];
+    eng_agg_range *ranges; /* one per call that had rows */
+    uint64_t nranges, ranges_cap;
+} eng_agg_runs;
+
 /* A worker's pre-aggregation (the per-worker state of an aggregate sink).
  * The generated code reads table, mask, part_shift and low_mask, and adds
  * a group itself (count + 1) while count < limit (cg_sink.probe). */
@@ -178,6 +221,7 @@ typedef struct eng_agg_local {
     uint32_t hll_zeros; /* registers still 0 */
     eng_agg_part parts[ENG_AGG_PARTS];
     eng_agg_arena sets;
+    eng_agg_runs runs;
 } eng_agg_local;
 
 void eng_agg_local_init(eng_agg_local *a, const eng_agg_layout *l, eng_rt_mem mem);
@@ -188,6 +232,17 @@ int32_t eng_rt_agg_find(cg_error *err, void *local, uint64_t hash, const uint8_t
                         uint8_t **states);
 int32_t eng_rt_agg_distinct(cg_error *err, void *local, uint8_t *state, uint32_t agg,
                             const uint8_t *value);
+
+/* Whether an aggregation folds runs of equal keys (layout.runs): one
+ * integer-like key that is never NULL, no DISTINCT sets, and about
+ * `groups` groups expected (few groups stay in the table anyway) of
+ * `rows` input rows, several a group. */
+bool eng_agg_runs_fit(const eng_agg_layout *l, bool key_nullable, double groups, double rows);
+
+/* cg_agg_run_next_fn and cg_agg_run_end_fn. */
+int32_t eng_rt_agg_run_next(cg_error *err, void *local, uint64_t hash, int64_t key,
+                            const uint8_t *key_row, uint8_t **states);
+int32_t eng_rt_agg_run_end(cg_error *err, void *local);
 
 /* Merges partition `part` of locals[0..n) and appends one output row per
  * group to out (a sink of cg_row_bytes(nkeys + naggs) rows; mem is the

@@ -67,11 +67,15 @@ sto_status eng_join_keybits_build(eng_join_keybits *kb, const eng_join_span *spa
     }
     kb->base = lo;
     kb->span = span;
+    uint64_t dups = 0;
     for (unsigned s = 0; s < n; s++)
         for (uint64_t i = 0; i < spans[s].count; i++) {
             uint64_t d = (uint64_t)key_at(kb, spans[s].base + i * stride) - (uint64_t)lo;
-            kb->bits[d >> 6] |= (uint64_t)1 << (d & 63);
+            uint64_t bit = (uint64_t)1 << (d & 63);
+            dups |= kb->bits[d >> 6] & bit;
+            kb->bits[d >> 6] |= bit;
         }
+    kb->unique = dups == 0;
     return STO_OK;
 }
 

@@ -51,6 +51,10 @@ typedef struct eng_join_keybits {
     uint32_t key_offset; /* of the key in an entry */
     unsigned key_bytes;  /* 4 or 8 */
     uint32_t col;        /* which of the join's key columns it covers */
+    /* 1 when no two build entries have the same key: an INNER join whose
+     * build side yields only its key then has exactly one match for a set
+     * bit (cg_probe.keybits_unique) and needs no entry */
+    uint32_t unique;
 } eng_join_keybits;
 
 /* A bitmap is made when span <= max(ENG_JOIN_KEYBITS_MIN_SPAN,
@@ -76,7 +80,8 @@ bool eng_join_keybits_range(const eng_join_span *spans, unsigned n, uint32_t str
 /* Builds kb over the `count` keyed entries of spans[0..n) (stride bytes
  * apart; the key at key_offset, key_bytes 4 or 8): the bitmap, and with
  * `hits` an empty hit map of the same size, when the keys are dense;
- * otherwise kb->bits stays NULL. Memory comes from mem (53200 when over
+ * otherwise kb->bits stays NULL. kb->unique says whether every key came
+ * once (a bit found set already is a duplicate). Memory comes from mem (53200 when over
  * the limit). kb is zeroed first. */
 sto_status eng_join_keybits_build(eng_join_keybits *kb, const eng_join_span *spans, unsigned n,
                                   uint64_t count, uint32_t stride, uint32_t key_offset,

@@ -360,6 +360,8 @@ sql_table_elem sql_build_column_def(sql_build *B, const sql_token *name, sql_typ
     c->name = ident(B, name);
     c->pos = name->pos;
     c->type = type.type;
+    if (c->type.id == STO_TYPE_DECIMAL && c->type.precision == 0)
+        c->type = sto_type_decimal(STO_DECIMAL_MAX_PRECISION, SQL_DECIMAL_DEFAULT_SCALE);
     c->type_pos = type.pos;
     c->primary_key = (constraints & SQL_COLUMN_PRIMARY_KEY) != 0;
     c->not_null = (constraints & SQL_COLUMN_NOT_NULL) || c->primary_key;
@@ -861,6 +863,16 @@ sql_expr *sql_build_substring(sql_build *B, const sql_token *t, sql_expr *s, sql
     return sql_build_func(B, t, args, false, false);
 }
 
+sql_expr *sql_build_special_call(sql_build *B, const sql_token *t, const char *name, sql_expr *a,
+                                 sql_expr *b)
+{
+    sql_expr_list *args = sql_build_expr_list(B, NULL, a);
+    if (b) args = sql_build_expr_list(B, args, b);
+    sql_expr *e = sql_build_func(B, t, args, false, false);
+    if (e) e->func.name = name;
+    return e;
+}
+
 /* ------------------------------------------------------------ literals -- */
 
 static sql_expr *literal(sql_build *B, const sql_token *t, sql_literal_kind kind)
@@ -972,7 +984,7 @@ sql_expr *sql_build_interval(sql_build *B, const sql_token *t, const sql_token *
         return e;
     }
     int f = date_field(word);
-    if (f < 0) {
+    if (f != SQL_FIELD_YEAR && f != SQL_FIELD_MONTH && f != SQL_FIELD_DAY) {
         sql_build_fail(B, sto_error_at(STO_FEATURE_NOT_SUPPORTED, unit->pos,
                                        "interval unit \"%s\" is not supported", word));
         return e;
@@ -1078,7 +1090,9 @@ sql_type_spec sql_build_type(sql_build *B, const sql_token *name, const sql_toke
     switch (tn->id) {
     case STO_TYPE_DECIMAL:
         if (a < 0) {
-            spec.type = sto_type_decimal(0, 0); /* precision not written */
+            /* precision not written: a column gets DECIMAL(18,3), a cast
+             * keeps what its argument needs (sql_types_cast) */
+            spec.type = sto_type_decimal(0, 0);
             break;
         }
         if (a < 1 || a > STO_DECIMAL_MAX_PRECISION) {

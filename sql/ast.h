@@ -30,6 +30,13 @@
 #include "sql/arena.h"
 #include "storage/types.h"
 
+/* DECIMAL / NUMERIC written without a precision: a column is
+ * DECIMAL(18, SQL_DECIMAL_DEFAULT_SCALE) (DuckDB's default; PostgreSQL's
+ * unconstrained numeric has no fixed-point equivalent); a cast keeps the
+ * scale its argument needs (sql_types_cast). The parser marks the type as
+ * DECIMAL(0,0) until then. */
+#define SQL_DECIMAL_DEFAULT_SCALE 3
+
 typedef struct sql_expr sql_expr;
 typedef struct sql_query sql_query;
 typedef struct sql_table_ref sql_table_ref;
@@ -99,7 +106,13 @@ static inline bool sql_op_is_comparison(sql_op op)
 #define SQL_DATE_FIELD_LIST(X)                                                                     \
     X(YEAR, "year")                                                                                \
     X(MONTH, "month")                                                                              \
-    X(DAY, "day")
+    X(DAY, "day")                                                                                  \
+    X(QUARTER, "quarter")                                                                          \
+    X(WEEK, "week")                                                                                \
+    X(DOW, "dow")                                                                                  \
+    X(ISODOW, "isodow")                                                                            \
+    X(DOY, "doy")                                                                                  \
+    X(ISOYEAR, "isoyear")
 
 typedef enum sql_date_field {
 #define SQL_DATE_FIELD_ENUM(id, name) SQL_FIELD_##id,

@@ -170,6 +170,10 @@ sql_expr *sql_build_extract(sql_build *B, const sql_token *t, const sql_token *f
                             sql_expr *arg);
 sql_expr *sql_build_substring(sql_build *B, const sql_token *t, sql_expr *s, sql_expr *from,
                               sql_expr *for_len);
+/* A call written with its own syntax (POSITION, TRIM): the function `name`
+ * (a static string) of (a [, b]), positioned at t. */
+sql_expr *sql_build_special_call(sql_build *B, const sql_token *t, const char *name, sql_expr *a,
+                                 sql_expr *b);
 
 /* --- literals --- */
 sql_expr *sql_build_number(sql_build *B, const sql_token *t);

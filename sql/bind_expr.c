@@ -651,10 +651,7 @@ sto_status sql_bind_expr(binder *b, bind_scope *s, const sql_expr *e, sql_bexpr 
     case SQL_EXPR_EXTRACT: {
         sql_bexpr *a;
         STO_TRY(sql_bind_expr(b, s, e->extract.arg, &a));
-        sql_func f = e->extract.field == SQL_FIELD_YEAR    ? SQL_FUNC_EXTRACT_YEAR
-                     : e->extract.field == SQL_FIELD_MONTH ? SQL_FUNC_EXTRACT_MONTH
-                                                           : SQL_FUNC_EXTRACT_DAY;
-        return sql_bind_make_func(b, f, &a, 1, e->pos, out);
+        return sql_bind_make_func(b, sql_func_extract(e->extract.field), &a, 1, e->pos, out);
     }
     case SQL_EXPR_KIND_COUNT:
         break;

@@ -7,6 +7,7 @@
  * reference to the aggregate's result in its place; the query binder then
  * builds the AGGREGATE operator from that list.
  */
+#include <ctype.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -55,23 +56,32 @@ sto_status sql_bind_make_func(binder *b, sql_func f, sql_bexpr **in, uint32_t na
     if (!args) return sto_error_oom();
     memcpy(args, in, nargs * sizeof(*args));
     const char *name = sql_func_name(f);
-    if (f == SQL_FUNC_EXTRACT_YEAR || f == SQL_FUNC_EXTRACT_MONTH || f == SQL_FUNC_EXTRACT_DAY)
-        name = "extract"; /* as the user wrote it */
+    if (sql_func_is_extract(f)) name = "extract"; /* as the user wrote it */
     int max = sql_func_max_args(f);
     if ((int)nargs < sql_func_min_args(f) || (max >= 0 && (int)nargs > max))
         return no_such_function(name, args, nargs, pos);
+    if (f == SQL_FUNC_MOD) return sql_types_arith(b, SQL_OP_MOD, args[0], args[1], pos, out);
 
     sto_type t = sto_type_make(STO_TYPE_BOOLEAN);
     bool nullable = any_nullable(args, nargs);
     bool ok = true;
     switch (f) {
     case SQL_FUNC_COALESCE:
+    case SQL_FUNC_GREATEST:
+    case SQL_FUNC_LEAST:
+        /* NULL only when every argument is: these skip NULL arguments */
         t = args[0]->type;
         for (uint32_t i = 1; i < nargs; i++) {
-            if (!sql_types_common(t, args[i]->type, &t))
+            if (!sql_types_common(t, args[i]->type, &t)) {
+                char upper[16];
+                size_t k = 0;
+                for (; name[k] && k + 1 < sizeof(upper); k++)
+                    upper[k] = (char)toupper((unsigned char)name[k]);
+                upper[k] = 0;
                 return sto_error_at(STO_DATATYPE_MISMATCH, args[i]->pos,
-                                    "COALESCE types %s and %s cannot be matched",
+                                    "%s types %s and %s cannot be matched", upper,
                                     sql_type_pg_name(t), sql_type_pg_name(args[i]->type));
+            }
         }
         if (t.id == BIND_TYPE_UNKNOWN) t = sto_type_string(STO_TYPE_VARCHAR, 0);
         nullable = true;
@@ -127,6 +137,60 @@ sto_status sql_bind_make_func(binder *b, sql_func f, sql_bexpr **in, uint32_t na
         ok = want_string(b, &args[0]);
         t = sto_type_make(STO_TYPE_INTEGER);
         break;
+    case SQL_FUNC_STRPOS:
+        ok = want_string(b, &args[0]) && want_string(b, &args[1]);
+        t = sto_type_make(STO_TYPE_INTEGER);
+        break;
+    case SQL_FUNC_BTRIM:
+    case SQL_FUNC_LTRIM:
+    case SQL_FUNC_RTRIM:
+        ok = want_string(b, &args[0]) && (nargs < 2 || want_string(b, &args[1]));
+        t = sto_type_string(STO_TYPE_VARCHAR, ok ? args[0]->type.length : 0);
+        break;
+    case SQL_FUNC_REPLACE:
+        ok = want_string(b, &args[0]) && want_string(b, &args[1]) && want_string(b, &args[2]);
+        t = sto_type_string(STO_TYPE_VARCHAR, 0);
+        break;
+    case SQL_FUNC_LEFT:
+    case SQL_FUNC_RIGHT:
+        ok = want_string(b, &args[0]) && want_int(b, &args[1]);
+        t = sto_type_string(STO_TYPE_VARCHAR, ok ? args[0]->type.length : 0);
+        break;
+    case SQL_FUNC_OCTET_LENGTH:
+        ok = want_string(b, &args[0]);
+        t = sto_type_make(STO_TYPE_INTEGER);
+        break;
+    case SQL_FUNC_SQRT:
+    case SQL_FUNC_POWER:
+    case SQL_FUNC_EXP:
+    case SQL_FUNC_LN:
+    case SQL_FUNC_LOG:
+    case SQL_FUNC_PI:
+        /* computed in DOUBLE PRECISION (PostgreSQL would keep a NUMERIC
+         * argument's type) */
+        for (uint32_t i = 0; ok && i < nargs; i++) {
+            ok = args[i]->type.id == BIND_TYPE_UNKNOWN || type_is_numeric(args[i]->type.id);
+            if (ok) STO_TRY(sql_types_coerce(b, &args[i], sto_type_make(STO_TYPE_DOUBLE)));
+        }
+        t = sto_type_make(STO_TYPE_DOUBLE);
+        break;
+    case SQL_FUNC_SIGN:
+    case SQL_FUNC_FLOOR:
+    case SQL_FUNC_CEIL:
+        /* as in PostgreSQL: DECIMAL stays DECIMAL (no fraction digits; for
+         * floor and ceil one more integer digit), everything else becomes
+         * DOUBLE PRECISION */
+        if (args[0]->type.id == BIND_TYPE_UNKNOWN || type_is_integer(args[0]->type.id))
+            STO_TRY(sql_types_coerce(b, &args[0], sto_type_make(STO_TYPE_DOUBLE)));
+        ok = type_is_numeric(args[0]->type.id);
+        t = args[0]->type;
+        if (ok && t.id == STO_TYPE_DECIMAL && f == SQL_FUNC_SIGN) {
+            t = sto_type_decimal(1, 0);
+        } else if (ok && t.id == STO_TYPE_DECIMAL && t.scale > 0) {
+            int p = t.precision - t.scale + 1;
+            t = sto_type_decimal(p > STO_DECIMAL_MAX_PRECISION ? STO_DECIMAL_MAX_PRECISION : p, 0);
+        }
+        break;
     case SQL_FUNC_LIKE:
     case SQL_FUNC_NOT_LIKE:
     case SQL_FUNC_ILIKE:
@@ -143,6 +207,12 @@ sto_status sql_bind_make_func(binder *b, sql_func f, sql_bexpr **in, uint32_t na
     case SQL_FUNC_EXTRACT_YEAR:
     case SQL_FUNC_EXTRACT_MONTH:
     case SQL_FUNC_EXTRACT_DAY:
+    case SQL_FUNC_EXTRACT_QUARTER:
+    case SQL_FUNC_EXTRACT_WEEK:
+    case SQL_FUNC_EXTRACT_DOW:
+    case SQL_FUNC_EXTRACT_ISODOW:
+    case SQL_FUNC_EXTRACT_DOY:
+    case SQL_FUNC_EXTRACT_ISOYEAR:
         if (args[0]->type.id == BIND_TYPE_UNKNOWN)
             STO_TRY(sql_types_coerce(b, &args[0], sto_type_make(STO_TYPE_DATE)));
         ok = args[0]->type.id == STO_TYPE_DATE;
@@ -158,6 +228,7 @@ sto_status sql_bind_make_func(binder *b, sql_func f, sql_bexpr **in, uint32_t na
         ok = args[0]->type.id == STO_TYPE_DATE && args[1]->type.id == STO_TYPE_DATE;
         t = sto_type_make(STO_TYPE_INTEGER);
         break;
+    case SQL_FUNC_MOD: /* bound as the % operator above */
     case SQL_FUNC_COUNT:
         ok = false;
         break;

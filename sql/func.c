@@ -40,7 +40,17 @@ int sql_func_max_args(sql_func f)
 
 bool sql_func_lookup(const char *name, sql_func *out)
 {
-    if (strcmp(name, "substr") == 0) name = "substring";
+    static const char *const aliases[][2] = {
+        {"substr", "substring"},
+        {"ceiling", "ceil"},
+        {"position", "strpos"},
+        {"pow", "power"},
+        {"log10", "log"},
+        {"char_length", "length"},
+        {"character_length", "length"},
+    };
+    for (size_t i = 0; i < sizeof(aliases) / sizeof(aliases[0]); i++)
+        if (strcmp(name, aliases[i][0]) == 0) name = aliases[i][1];
     for (int f = 0; f < SQL_FUNC_COUNT; f++) {
         if (funcs[f].by_name && strcmp(funcs[f].name, name) == 0) {
             *out = (sql_func)f;

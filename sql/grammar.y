@@ -12,8 +12,9 @@
  * Tokens come from the hand-written tokenizer in sql/token.c. Some keywords
  * are not reserved (%fallback ID below): where the keyword makes no sense the
  * parser takes it as a plain identifier, so `value`, `year` or `key` still
- * work as column names. DATE, INTERVAL, EXTRACT and SUBSTRING are keywords
- * only where the next token makes them one (sql/parse.c looks ahead).
+ * work as column names. DATE, INTERVAL, EXTRACT, SUBSTRING, POSITION and TRIM
+ * are keywords only where the next token makes them one (sql/parse.c looks
+ * ahead).
  *
  * Operator precedence follows PostgreSQL, loosest first.
  */
@@ -48,7 +49,7 @@
 %fallback ID
     ASC DESC NULLS FIRST LAST NEXT ROW ROWS ONLY
     VIEW IF KEY PRECISION VARYING
-    DATE INTERVAL EXTRACT SUBSTRING
+    DATE INTERVAL EXTRACT SUBSTRING POSITION TRIM BOTH LEADING TRAILING
     COPY CALL EXPLAIN ANALYZE SET SHOW
     BEGIN COMMIT ROLLBACK TRANSACTION WORK START STDIN STDOUT
     INSERT DROP CASCADE RESTRICT.
@@ -66,7 +67,7 @@
 %left PLUS MINUS.
 %left STAR SLASH PERCENT.
 %right UMINUS.
-%right RP.     /* only to settle ((SELECT ..)): see the rules marked [RP] */
+%right RP.     /* only to settle ((SELECT ..)) and POSITION(a IN (b)): see the rules marked [RP] and [IN] */
 %left TYPECAST.
 
 /* ------------------------------------------------------- statement list -- */
@@ -266,7 +267,9 @@ opt_rows ::= row_or_rows.
 /* ---------------------------------------------------------- expressions -- */
 
 %type expr_list {sql_expr_list *}
-expr_list(A) ::= expr(E).                     { A = sql_build_expr_list(B, NULL, E); }
+/* [IN]: in POSITION(a IN (b)) the parenthesis is b's own, not an IN list
+ * of one; IN is looser than RP, so lemon shifts the RP of (b). */
+expr_list(A) ::= expr(E). [IN]                { A = sql_build_expr_list(B, NULL, E); }
 expr_list(A) ::= expr_list(L) COMMA expr(E).  { A = sql_build_expr_list(B, L, E); }
 
 expr(A) ::= literal(L).                       { A = L; }
@@ -377,6 +380,29 @@ expr(A) ::= SUBSTRING(F) LP expr_list(L) RP.  { A = sql_build_func(B, &F, L, fal
 /* Accepted so that the binder reports 42883 (no such function), as
  * PostgreSQL does. */
 expr(A) ::= SUBSTRING(F) LP RP.               { A = sql_build_func(B, &F, NULL, false, false); }
+
+/* POSITION(sub IN s) is position(s, sub), i.e. strpos(s, sub). */
+expr(A) ::= POSITION(F) LP expr(X) IN expr(S) RP.
+    { A = sql_build_special_call(B, &F, "position", S, X); }
+
+/* TRIM([BOTH | LEADING | TRAILING] [chars] FROM s) and TRIM(s) are
+ * btrim / ltrim / rtrim(s [, chars]). */
+expr(A) ::= TRIM(F) LP expr(S) RP.           { A = sql_build_special_call(B, &F, "btrim", S, NULL); }
+expr(A) ::= TRIM(F) LP expr(C) FROM expr(S) RP.
+    { A = sql_build_special_call(B, &F, "btrim", S, C); }
+expr(A) ::= TRIM(F) LP FROM expr(S) RP.      { A = sql_build_special_call(B, &F, "btrim", S, NULL); }
+expr(A) ::= TRIM(F) LP trim_side(D) FROM expr(S) RP.
+    { A = sql_build_special_call(B, &F, D, S, NULL); }
+expr(A) ::= TRIM(F) LP trim_side(D) expr(C) FROM expr(S) RP.
+    { A = sql_build_special_call(B, &F, D, S, C); }
+%type trim_side {const char *}
+trim_side(A) ::= BOTH.                        { A = "btrim"; }
+trim_side(A) ::= LEADING.                     { A = "ltrim"; }
+trim_side(A) ::= TRAILING.                    { A = "rtrim"; }
+
+/* left(s, n) and right(s, n): functions named by join keywords. */
+expr(A) ::= LEFT(F) LP expr_list(L) RP.       { A = sql_build_func(B, &F, L, false, false); }
+expr(A) ::= RIGHT(F) LP expr_list(L) RP.      { A = sql_build_func(B, &F, L, false, false); }
 
 literal(A) ::= INTEGER(T).                    { A = sql_build_number(B, &T); }
 literal(A) ::= NUMBER(T).                     { A = sql_build_number(B, &T); }

@@ -2,7 +2,7 @@
  * parse.c — drives the tokenizer and the lemon parser over a text.
  *
  * The loop reads one token ahead, for two reasons. First, DATE, INTERVAL,
- * EXTRACT and SUBSTRING are keywords only when followed by what makes them
+ * EXTRACT, SUBSTRING, POSITION and TRIM are keywords only when followed by what makes them
  * one (a string, or a parenthesis); otherwise they are plain names, so a
  * column may be called `date`. Second, a lexical error in the look-ahead
  * token must not hide a syntax error in the token before it: it is kept
@@ -45,6 +45,8 @@ static int contextual_type(const sql_token *tok, const sql_token *next)
         return next->type == TK_STRING ? tok->type : TK_ID;
     case TK_EXTRACT:
     case TK_SUBSTRING:
+    case TK_POSITION:
+    case TK_TRIM:
         return next->type == TK_LP ? tok->type : TK_ID;
     default:
         return tok->type;

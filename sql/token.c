@@ -22,6 +22,7 @@
     X("asc", TK_ASC)                                                                               \
     X("begin", TK_BEGIN)                                                                           \
     X("between", TK_BETWEEN)                                                                       \
+    X("both", TK_BOTH)                                                                             \
     X("by", TK_BY)                                                                                 \
     X("call", TK_CALL)                                                                             \
     X("cascade", TK_CASCADE)                                                                       \
@@ -63,6 +64,7 @@
     X("join", TK_JOIN)                                                                             \
     X("key", TK_KEY)                                                                               \
     X("last", TK_LAST)                                                                             \
+    X("leading", TK_LEADING)                                                                       \
     X("left", TK_LEFT)                                                                             \
     X("like", TK_LIKE)                                                                             \
     X("limit", TK_LIMIT)                                                                           \
@@ -76,6 +78,7 @@
     X("or", TK_OR)                                                                                 \
     X("order", TK_ORDER)                                                                           \
     X("outer", TK_OUTER)                                                                           \
+    X("position", TK_POSITION)                                                                     \
     X("precision", TK_PRECISION)                                                                   \
     X("primary", TK_PRIMARY)                                                                       \
     X("restrict", TK_RESTRICT)                                                                     \
@@ -94,7 +97,9 @@
     X("table", TK_TABLE)                                                                           \
     X("then", TK_THEN)                                                                             \
     X("to", TK_TO)                                                                                 \
+    X("trailing", TK_TRAILING)                                                                     \
     X("transaction", TK_TRANSACTION)                                                               \
+    X("trim", TK_TRIM)                                                                             \
     X("true", TK_TRUE)                                                                             \
     X("union", TK_UNION)                                                                           \
     X("using", TK_USING)                                                                           \

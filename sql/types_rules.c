@@ -164,9 +164,33 @@ sto_status sql_types_coerce(binder *b, sql_bexpr **e, sto_type t)
                         sql_type_pg_name(x->type), sql_type_pg_name(t));
 }
 
+/* The DECIMAL a cast to DECIMAL / NUMERIC without a precision gives x: a
+ * DECIMAL stays as it is, an integer gets its digits, a numeric string
+ * constant the scale it is written with, anything else the column default. */
+static sto_type unconstrained_decimal(const sql_bexpr *x)
+{
+    if (x->type.id == STO_TYPE_DECIMAL) return x->type;
+    if (type_is_integer(x->type.id)) return sql_types_int_as_decimal(x->type.id);
+    if (is_string_const(x) && !x->value.is_null) {
+        const char *p = sto_str_data(&x->value.v.str);
+        const char *dot = memchr(p, '.', x->value.v.str.len);
+        if (dot) {
+            int digits = 0;
+            for (const char *q = dot + 1; q < p + x->value.v.str.len && *q >= '0' && *q <= '9'; q++)
+                digits++;
+            if (digits <= STO_DECIMAL_MAX_PRECISION)
+                return sto_type_decimal(STO_DECIMAL_MAX_PRECISION, digits);
+        } else {
+            return sto_type_decimal(STO_DECIMAL_MAX_PRECISION, 0);
+        }
+    }
+    return sto_type_decimal(STO_DECIMAL_MAX_PRECISION, SQL_DECIMAL_DEFAULT_SCALE);
+}
+
 sto_status sql_types_cast(binder *b, sql_bexpr **e, sto_type t, int pos)
 {
     sql_bexpr *x = *e;
+    if (t.id == STO_TYPE_DECIMAL && t.precision == 0) t = unconstrained_decimal(x);
     if (x->type.id == BIND_TYPE_UNKNOWN) {
         set_param_type(b, x, t);
         return STO_OK;
@@ -277,7 +301,11 @@ static sto_status date_arith(binder *b, sql_op op, sql_bexpr *l, sql_bexpr *r, i
 sto_status sql_types_arith(binder *b, sql_op op, sql_bexpr *l, sql_bexpr *r, int pos,
                            sql_bexpr **out)
 {
-    /* An unknown side takes the other side's type. */
+    /* An unknown side takes the other side's type (text for ||). */
+    if (op == SQL_OP_CONCAT) {
+        STO_TRY(sql_types_resolve_unknown(b, &l));
+        STO_TRY(sql_types_resolve_unknown(b, &r));
+    }
     if (l->type.id == BIND_TYPE_UNKNOWN && r->type.id != BIND_TYPE_UNKNOWN)
         STO_TRY(sql_types_coerce(b, &l, r->type));
     if (r->type.id == BIND_TYPE_UNKNOWN && l->type.id != BIND_TYPE_UNKNOWN)
@@ -288,6 +316,14 @@ sto_status sql_types_arith(binder *b, sql_op op, sql_bexpr *l, sql_bexpr *r, int
     }
     sto_type lt = l->type, rt = r->type;
     if (op == SQL_OP_CONCAT) {
+        /* as PostgreSQL's text || anynonarray: one string side makes the
+         * other side text */
+        if (sto_type_is_string(lt.id) != sto_type_is_string(rt.id)) {
+            STO_TRY(sql_types_cast(b, sto_type_is_string(lt.id) ? &r : &l,
+                                   sto_type_string(STO_TYPE_VARCHAR, 0), pos));
+            lt = l->type;
+            rt = r->type;
+        }
         if (!sto_type_is_string(lt.id) || !sto_type_is_string(rt.id))
             return arith_error(op, lt, rt, pos);
         uint32_t len = lt.length && rt.length ? lt.length + rt.length : 0;

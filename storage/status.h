@@ -19,46 +19,48 @@
 #include <stdarg.h>
 
 /* SQLSTATE codes rackdb raises, named once (PostgreSQL's codes). */
-#define STO_SQLSTATE_LIST(X)                        \
-    X(SUCCESS, "00000")                             \
-    X(FEATURE_NOT_SUPPORTED, "0A000")               \
-    X(CARDINALITY_VIOLATION, "21000")               \
-    X(NOT_NULL_VIOLATION, "23502")                  \
-    X(STRING_DATA_RIGHT_TRUNCATION, "22001")        \
-    X(NUMERIC_VALUE_OUT_OF_RANGE, "22003")          \
-    X(INVALID_DATETIME_FORMAT, "22007")             \
-    X(DATETIME_FIELD_OVERFLOW, "22008")             \
-    X(DIVISION_BY_ZERO, "22012")                    \
-    X(INVALID_PARAMETER_VALUE, "22023")             \
-    X(BAD_COPY_FILE_FORMAT, "22P04")                \
-    X(INVALID_TEXT_REPRESENTATION, "22P02")         \
-    X(INVALID_ESCAPE_SEQUENCE, "22025")             \
-    X(DATA_EXCEPTION, "22000")                      \
-    X(INVALID_NAME, "42602")                        \
-    X(SYNTAX_ERROR, "42601")                        \
-    X(UNDEFINED_COLUMN, "42703")                    \
-    X(UNDEFINED_TABLE, "42P01")                     \
-    X(UNDEFINED_FUNCTION, "42883")                  \
-    X(UNDEFINED_OBJECT, "42704")                    \
-    X(AMBIGUOUS_COLUMN, "42702")                    \
-    X(DUPLICATE_TABLE, "42P07")                     \
-    X(DUPLICATE_COLUMN, "42701")                    \
-    X(DATATYPE_MISMATCH, "42804")                   \
-    X(GROUPING_ERROR, "42803")                      \
-    X(INVALID_COLUMN_REFERENCE, "42P10")            \
-    X(WRONG_OBJECT_TYPE, "42809")                   \
-    X(DEPENDENT_OBJECTS_STILL_EXIST, "2BP01")       \
-    X(PROGRAM_LIMIT_EXCEEDED, "54000")              \
-    X(STATEMENT_TOO_COMPLEX, "54001")               \
-    X(TOO_MANY_ARGUMENTS, "54023")                  \
-    X(OUT_OF_MEMORY, "53200")                       \
-    X(DISK_FULL, "53100")                           \
-    X(QUERY_CANCELED, "57014")                      \
-    X(IO_ERROR, "58030")                            \
-    X(UNDEFINED_FILE, "58P01")                      \
-    X(PROTOCOL_VIOLATION, "08P01")                  \
-    X(CONNECTION_FAILURE, "08006")                  \
-    X(DATA_CORRUPTED, "XX001")                      \
+#define STO_SQLSTATE_LIST(X)                                                                       \
+    X(SUCCESS, "00000")                                                                            \
+    X(FEATURE_NOT_SUPPORTED, "0A000")                                                              \
+    X(CARDINALITY_VIOLATION, "21000")                                                              \
+    X(NOT_NULL_VIOLATION, "23502")                                                                 \
+    X(STRING_DATA_RIGHT_TRUNCATION, "22001")                                                       \
+    X(NUMERIC_VALUE_OUT_OF_RANGE, "22003")                                                         \
+    X(INVALID_DATETIME_FORMAT, "22007")                                                            \
+    X(DATETIME_FIELD_OVERFLOW, "22008")                                                            \
+    X(DIVISION_BY_ZERO, "22012")                                                                   \
+    X(INVALID_PARAMETER_VALUE, "22023")                                                            \
+    X(BAD_COPY_FILE_FORMAT, "22P04")                                                               \
+    X(INVALID_TEXT_REPRESENTATION, "22P02")                                                        \
+    X(INVALID_ESCAPE_SEQUENCE, "22025")                                                            \
+    X(DATA_EXCEPTION, "22000")                                                                     \
+    X(INVALID_ARGUMENT_FOR_LOGARITHM, "2201E")                                                     \
+    X(INVALID_ARGUMENT_FOR_POWER_FUNCTION, "2201F")                                                \
+    X(INVALID_NAME, "42602")                                                                       \
+    X(SYNTAX_ERROR, "42601")                                                                       \
+    X(UNDEFINED_COLUMN, "42703")                                                                   \
+    X(UNDEFINED_TABLE, "42P01")                                                                    \
+    X(UNDEFINED_FUNCTION, "42883")                                                                 \
+    X(UNDEFINED_OBJECT, "42704")                                                                   \
+    X(AMBIGUOUS_COLUMN, "42702")                                                                   \
+    X(DUPLICATE_TABLE, "42P07")                                                                    \
+    X(DUPLICATE_COLUMN, "42701")                                                                   \
+    X(DATATYPE_MISMATCH, "42804")                                                                  \
+    X(GROUPING_ERROR, "42803")                                                                     \
+    X(INVALID_COLUMN_REFERENCE, "42P10")                                                           \
+    X(WRONG_OBJECT_TYPE, "42809")                                                                  \
+    X(DEPENDENT_OBJECTS_STILL_EXIST, "2BP01")                                                      \
+    X(PROGRAM_LIMIT_EXCEEDED, "54000")                                                             \
+    X(STATEMENT_TOO_COMPLEX, "54001")                                                              \
+    X(TOO_MANY_ARGUMENTS, "54023")                                                                 \
+    X(OUT_OF_MEMORY, "53200")                                                                      \
+    X(DISK_FULL, "53100")                                                                          \
+    X(QUERY_CANCELED, "57014")                                                                     \
+    X(IO_ERROR, "58030")                                                                           \
+    X(UNDEFINED_FILE, "58P01")                                                                     \
+    X(PROTOCOL_VIOLATION, "08P01")                                                                 \
+    X(CONNECTION_FAILURE, "08006")                                                                 \
+    X(DATA_CORRUPTED, "XX001")                                                                     \
     X(INTERNAL_ERROR, "XX000")
 
 #define STO_SQLSTATE_DEFINE(name, code) static const char STO_##name[] = code;
@@ -68,9 +70,9 @@ STO_SQLSTATE_LIST(STO_SQLSTATE_DEFINE)
 typedef struct sto_status_s *sto_status;
 
 struct sto_status_s {
-    char sqlstate[6];  /* five characters and a NUL */
-    int position;      /* 1-based character offset in the statement, 0 = none */
-    char message[];    /* NUL-terminated, for humans */
+    char sqlstate[6]; /* five characters and a NUL */
+    int position;     /* 1-based character offset in the statement, 0 = none */
+    char message[];   /* NUL-terminated, for humans */
 };
 
 #define STO_OK ((sto_status)0)
@@ -98,10 +100,10 @@ sto_status sto_status_wrap(sto_status st, const char *fmt, ...)
 void sto_status_free(sto_status st);
 
 /* Propagate an error to the caller. */
-#define STO_TRY(expr)                   \
-    do {                                \
-        sto_status try_st_ = (expr);    \
-        if (try_st_) return try_st_;    \
+#define STO_TRY(expr)                                                                              \
+    do {                                                                                           \
+        sto_status try_st_ = (expr);                                                               \
+        if (try_st_) return try_st_;                                                               \
     } while (0)
 
 #endif

@@ -4,7 +4,6 @@
 #include "tpch/gen_files.h"
 
 #include <errno.h>
-#include <fcntl.h>
 #include <pthread.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -13,6 +12,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "tpch/file_writer.h"
 #include "tpch/schema.h"
 
 /* --- formatting ------------------------------------------------------------------ */
@@ -226,16 +226,33 @@ typedef struct buffer {
     size_t len, cap;
 } buffer;
 
+/* One morsel's text, a buffer per table; kept for reuse across passes. */
+typedef struct morsel_text {
+    buffer out[TPCH_TABLE_COUNT];
+    struct morsel_text *next; /* on the spare list */
+} morsel_text;
+
+static void morsel_text_free(morsel_text *t)
+{
+    while (t) {
+        morsel_text *next = t->next;
+        for (int i = 0; i < TPCH_TABLE_COUNT; i++)
+            free(t->out[i].bytes);
+        free(t);
+        t = next;
+    }
+}
+
 typedef struct tbl_sink {
     tpch_sink base;
-    buffer out[TPCH_TABLE_COUNT];
+    morsel_text *text; /* being filled */
     formatter fmt;
 } tbl_sink;
 
 static sto_status tbl_row(tpch_sink *self, tpch_table_id t, const tpch_value *values)
 {
     tbl_sink *s = (tbl_sink *)self;
-    buffer *b = &s->out[t];
+    buffer *b = &s->text->out[t];
     if (b->len + TPCH_TBL_ROW_MAX > b->cap) {
         size_t cap = b->cap ? b->cap * 2 : (size_t)1 << 20;
         while (cap < b->len + TPCH_TBL_ROW_MAX)
@@ -251,37 +268,76 @@ static sto_status tbl_row(tpch_sink *self, tpch_table_id t, const tpch_value *va
 
 /* --- one pass over a unit table ---------------------------------------------------- */
 
+/* Morsels finished ahead of the next one to append, at most: a worker
+ * whose morsel is not next parks its text and goes on with another
+ * instead of waiting its turn, so both cores stay busy when morsels take
+ * uneven times; memory stays bounded (threads + PARKED texts). */
+#define PARKED 8
+
 typedef struct pass {
     const tpch_gen *g;
     const tpch_files_options *opt;
     unsigned tables; /* the tables written in this pass */
-    int fd[TPCH_TABLE_COUNT];
-    const char *path[TPCH_TABLE_COUNT]; /* temp file names, for messages */
-    int64_t first, last;                /* units */
+    tpch_out *out[TPCH_TABLE_COUNT];
+    int64_t first, last; /* units */
     int64_t morsel_units;
     int64_t morsels;
-    int64_t next_morsel; /* taken under lock */
-    int64_t written;     /* morsels written so far */
     int last_percent;
     const char *label;
-    sto_status error; /* first error; stops everyone */
+    /* under lock: */
+    int64_t next_morsel;
+    int64_t written;             /* morsels appended so far */
+    bool appending;              /* a worker is appending morsels in order */
+    morsel_text *parked[PARKED]; /* morsel m, finished early, at m % PARKED */
+    morsel_text **spare;         /* texts to reuse, the caller's */
+    sto_status error;            /* first error; stops everyone */
     pthread_mutex_t lock;
-    pthread_cond_t turn;
+    pthread_cond_t room; /* `written` moved on, or an error */
 } pass;
 
-static sto_status write_all(int fd, const char *path, const char *bytes, size_t len)
+static void fail_pass(pass *p, sto_status st)
 {
-    while (len > 0) {
-        ssize_t n = write(fd, bytes, len);
-        if (n < 0) {
-            if (errno == EINTR) continue;
-            return sto_error(errno == ENOSPC ? STO_DISK_FULL : STO_IO_ERROR,
-                             "could not write %s: %s", path, strerror(errno));
-        }
-        bytes += n;
-        len -= (size_t)n;
-    }
+    if (st && !p->error)
+        p->error = st;
+    else
+        sto_status_free(st);
+}
+
+static sto_status append_text(pass *p, const morsel_text *t)
+{
+    for (int i = 0; i < TPCH_TABLE_COUNT; i++)
+        if (p->tables & TPCH_BIT(i))
+            STO_TRY(tpch_out_append(p->out[i], t->out[i].bytes, t->out[i].len));
     return NULL;
+}
+
+/* Appends t (morsel p->written) and then every parked morsel that follows
+ * it, in order. Called and returns under lock, with p->appending set. */
+static void append_in_order(pass *p, morsel_text *own)
+{
+    morsel_text *t = own;
+    while (t) {
+        pthread_mutex_unlock(&p->lock);
+        sto_status st = append_text(p, t);
+        pthread_mutex_lock(&p->lock);
+        fail_pass(p, st);
+        if (t != own) {
+            t->next = *p->spare;
+            *p->spare = t;
+        }
+        p->written++;
+        if (p->opt->progress && !p->error) {
+            int pct = (int)(100 * p->written / p->morsels);
+            if (pct != p->last_percent) {
+                p->last_percent = pct;
+                fprintf(stderr, "\r%-16s %3d%%", p->label, pct);
+            }
+        }
+        pthread_cond_broadcast(&p->room);
+        if (p->error) break;
+        t = p->parked[p->written % PARKED];
+        p->parked[p->written % PARKED] = NULL;
+    }
 }
 
 static void *pass_worker(void *arg)
@@ -290,8 +346,8 @@ static void *pass_worker(void *arg)
     tbl_sink *sink = malloc(sizeof(*sink));
     if (!sink) {
         pthread_mutex_lock(&p->lock);
-        if (!p->error) p->error = sto_error_oom();
-        pthread_cond_broadcast(&p->turn);
+        fail_pass(p, sto_error_oom());
+        pthread_cond_broadcast(&p->room);
         pthread_mutex_unlock(&p->lock);
         return NULL;
     }
@@ -301,51 +357,49 @@ static void *pass_worker(void *arg)
     for (;;) {
         pthread_mutex_lock(&p->lock);
         int64_t m = p->error ? p->morsels : p->next_morsel++;
+        if (m < p->morsels && !sink->text && *p->spare) {
+            sink->text = *p->spare;
+            *p->spare = sink->text->next;
+        }
         pthread_mutex_unlock(&p->lock);
         if (m >= p->morsels) break;
-
+        if (!sink->text && !(sink->text = calloc(1, sizeof(*sink->text)))) {
+            pthread_mutex_lock(&p->lock);
+            fail_pass(p, sto_error_oom());
+            pthread_cond_broadcast(&p->room);
+            pthread_mutex_unlock(&p->lock);
+            break;
+        }
         for (int t = 0; t < TPCH_TABLE_COUNT; t++)
-            sink->out[t].len = 0;
+            sink->text->out[t].len = 0;
         int64_t first = p->first + m * p->morsel_units;
         int64_t last = first + p->morsel_units < p->last ? first + p->morsel_units : p->last;
         sto_status st = tpch_gen_rows(p->g, p->tables, first, last, &sink->base);
 
         pthread_mutex_lock(&p->lock);
-        while (!p->error && p->written != m)
-            pthread_cond_wait(&p->turn, &p->lock);
-        if (st && !p->error)
-            p->error = st;
-        else if (st)
-            sto_status_free(st);
-        st = NULL;
-        bool failed = p->error != NULL;
-        pthread_mutex_unlock(&p->lock);
-
-        /* our turn: nobody else writes until `written` moves on */
-        for (int t = 0; t < TPCH_TABLE_COUNT && !failed; t++) {
-            if (!(p->tables & TPCH_BIT(t))) continue;
-            st = write_all(p->fd[t], p->path[t], sink->out[t].bytes, sink->out[t].len);
-            if (st) failed = true;
-        }
-
-        pthread_mutex_lock(&p->lock);
-        if (st && !p->error)
-            p->error = st;
-        else if (st)
-            sto_status_free(st);
-        p->written++;
-        if (p->opt->progress && !p->error) {
-            int pct = (int)(100 * p->written / p->morsels);
-            if (pct != p->last_percent) {
-                p->last_percent = pct;
-                fprintf(stderr, "\r%-16s %3d%%", p->label, pct);
+        fail_pass(p, st);
+        while (!p->error && m - p->written >= PARKED)
+            pthread_cond_wait(&p->room, &p->lock);
+        if (!p->error) {
+            if (m == p->written && !p->appending) {
+                p->appending = true;
+                append_in_order(p, sink->text);
+                p->appending = false;
+            } else {
+                /* whoever appends morsel m - 1 will find it */
+                p->parked[m % PARKED] = sink->text;
+                sink->text = NULL;
             }
         }
-        pthread_cond_broadcast(&p->turn);
+        if (p->error) pthread_cond_broadcast(&p->room);
         pthread_mutex_unlock(&p->lock);
     }
-    for (int t = 0; t < TPCH_TABLE_COUNT; t++)
-        free(sink->out[t].bytes);
+    if (sink->text) {
+        pthread_mutex_lock(&p->lock);
+        sink->text->next = *p->spare;
+        *p->spare = sink->text;
+        pthread_mutex_unlock(&p->lock);
+    }
     free(sink);
     return NULL;
 }
@@ -353,7 +407,7 @@ static void *pass_worker(void *arg)
 static sto_status run_pass(pass *p, int threads)
 {
     pthread_mutex_init(&p->lock, NULL);
-    pthread_cond_init(&p->turn, NULL);
+    pthread_cond_init(&p->room, NULL);
     pthread_t tid[256];
     int started = 0;
     if (threads > 256) threads = 256;
@@ -365,7 +419,14 @@ static sto_status run_pass(pass *p, int threads)
     pass_worker(p);
     for (int i = 0; i < started; i++)
         pthread_join(tid[i], NULL);
-    pthread_cond_destroy(&p->turn);
+    /* after an error, texts parked for morsels never appended */
+    for (int i = 0; i < PARKED; i++) {
+        if (!p->parked[i]) continue;
+        p->parked[i]->next = *p->spare;
+        *p->spare = p->parked[i];
+        p->parked[i] = NULL;
+    }
+    pthread_cond_destroy(&p->room);
     pthread_mutex_destroy(&p->lock);
     if (p->opt->progress && !p->error) fprintf(stderr, "\r%-16s done\n", p->label);
     return p->error;
@@ -376,10 +437,11 @@ static sto_status run_pass(pass *p, int threads)
 typedef struct out_file {
     char final_path[4096];
     char temp_path[4096];
-    int fd;
+    tpch_out *out; /* NULL once closed */
 } out_file;
 
-static sto_status open_temp(const tpch_files_options *opt, tpch_table_id t, out_file *f)
+static sto_status open_temp(const tpch_files_options *opt, tpch_writer *w, tpch_table_id t,
+                            out_file *f)
 {
     char name[64];
     tpch_tbl_file_name(t, opt->parts, opt->part, name, sizeof(name));
@@ -387,11 +449,19 @@ static sto_status open_temp(const tpch_files_options *opt, tpch_table_id t, out_
         return sto_error(STO_INVALID_PARAMETER_VALUE, "output directory name is too long");
     snprintf(f->final_path, sizeof(f->final_path), "%s/%s", opt->dir, name);
     snprintf(f->temp_path, sizeof(f->temp_path), "%s/%s.tmp", opt->dir, name);
-    f->fd = open(f->temp_path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-    if (f->fd < 0)
-        return sto_error(errno == ENOSPC ? STO_DISK_FULL : STO_IO_ERROR, "cannot write to %s: %s",
-                         f->temp_path, strerror(errno));
-    return NULL;
+    return tpch_writer_open(w, f->temp_path, &f->out);
+}
+
+/* Closes an open file, keeping the first error in *st. */
+static void close_out(out_file *f, sto_status *st)
+{
+    if (!f->out) return;
+    sto_status c = tpch_out_close(f->out);
+    f->out = NULL;
+    if (c && !*st)
+        *st = c;
+    else
+        sto_status_free(c);
 }
 
 /* Morsel sizes aim at about 1 MB of text per morsel. */
@@ -441,7 +511,7 @@ sto_status tpch_make_dir(const char *dir)
 sto_status tpch_gen_files(const tpch_gen *g, const tpch_files_options *opt)
 {
     out_file files[TPCH_TABLE_COUNT];
-    bool open_[TPCH_TABLE_COUNT] = {false};
+    bool opened[TPCH_TABLE_COUNT] = {false};
     sto_status st = NULL;
     int parts = opt->parts > 0 ? opt->parts : 1;
     int part = opt->part > 0 ? opt->part : 1;
@@ -449,11 +519,16 @@ sto_status tpch_gen_files(const tpch_gen *g, const tpch_files_options *opt)
         return sto_error(STO_INVALID_PARAMETER_VALUE, "part %d is outside 1..%d", part, parts);
 
     STO_TRY(tpch_make_dir(opt->dir));
+    tpch_writer *w = NULL;
+    STO_TRY(tpch_writer_create(!opt->buffered, &w));
+    morsel_text *spare = NULL; /* formatting buffers, reused by every pass */
+    for (int t = 0; t < TPCH_TABLE_COUNT; t++)
+        files[t].out = NULL;
     /* open every temp file first: a bad directory fails before any work */
     for (int t = 0; t < TPCH_TABLE_COUNT && !st; t++) {
         if (!(opt->tables & TPCH_BIT(t))) continue;
-        st = open_temp(opt, (tpch_table_id)t, &files[t]);
-        open_[t] = st == NULL;
+        st = open_temp(opt, w, (tpch_table_id)t, &files[t]);
+        opened[t] = st == NULL;
     }
 
     /* one pass per unit table, each writing the tables that share it */
@@ -468,10 +543,9 @@ sto_status tpch_gen_files(const tpch_gen *g, const tpch_files_options *opt)
         p.g = g;
         p.opt = opt;
         p.tables = tables;
-        for (int t = 0; t < TPCH_TABLE_COUNT; t++) {
-            p.fd[t] = open_[t] ? files[t].fd : -1;
-            p.path[t] = files[t].temp_path;
-        }
+        p.spare = &spare;
+        for (int t = 0; t < TPCH_TABLE_COUNT; t++)
+            p.out[t] = opened[t] ? files[t].out : NULL;
         int64_t units = tpch_gen_units(g, (tpch_table_id)u);
         if (u == TPCH_NATION || u == TPCH_REGION) {
             p.first = 0;
@@ -489,23 +563,25 @@ sto_status tpch_gen_files(const tpch_gen *g, const tpch_files_options *opt)
                          label[0] ? "+" : "", tpch_table_info_get((tpch_table_id)t)->name);
         p.label = label;
         st = run_pass(&p, opt->threads);
+        /* this pass's files are complete: their buffers go back to the writer */
+        for (int t = 0; t < TPCH_TABLE_COUNT; t++)
+            if (tables & TPCH_BIT(t)) close_out(&files[t], &st);
     }
 
+    for (int t = 0; t < TPCH_TABLE_COUNT; t++)
+        if (opened[t]) close_out(&files[t], &st);
+    if (opt->stats) *opt->stats = tpch_writer_stats_get(w);
+    tpch_writer_free(w);
+    morsel_text_free(spare);
     for (int t = 0; t < TPCH_TABLE_COUNT; t++) {
-        if (!open_[t]) continue;
-        if (close(files[t].fd) != 0 && !st)
-            st = sto_error(errno == ENOSPC ? STO_DISK_FULL : STO_IO_ERROR, "could not write %s: %s",
-                           files[t].temp_path, strerror(errno));
-    }
-    for (int t = 0; t < TPCH_TABLE_COUNT; t++) {
-        if (!open_[t]) continue;
+        if (!opened[t]) continue;
         if (!st && rename(files[t].temp_path, files[t].final_path) != 0)
             st = sto_error(STO_IO_ERROR, "could not rename %s: %s", files[t].temp_path,
                            strerror(errno));
     }
     if (st) {
         for (int t = 0; t < TPCH_TABLE_COUNT; t++)
-            if (open_[t]) unlink(files[t].temp_path);
+            if (opened[t]) unlink(files[t].temp_path);
     }
     return st;
 }

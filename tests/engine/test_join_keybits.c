@@ -2,8 +2,9 @@
  * test_join_keybits.c — the exact key bitmap of a join
  * (engine/rt_join_keybits.c): the density rule at its edges, bits exactly
  * over the keys (4- and 8-byte, negative, duplicated, over several spans),
- * none for sparse keys or an empty build, hits folded into exactly the
- * entries of the hit keys, the widest dense one of several key columns
+ * none for sparse keys or an empty build, whether every key came once
+ * (what lets a unique bitmap decide an INNER join), hits folded into
+ * exactly the entries of the hit keys, the widest dense one of several key columns
  * chosen, and every byte given back to the tracker.
  */
 #include <stdint.h>
@@ -94,6 +95,39 @@ static void check_bits(unsigned key_bytes, int64_t offset)
     eng_join_keybits_free(&kb);
     CHECK_EQ_INT(eng_mem_used(mem), 0);
     free(base);
+    eng_mem_destroy(mem);
+}
+
+/* unique says whether any key came twice: a duplicate anywhere, in the
+ * first or the last entry, or in another span, clears it. */
+static void test_unique(void)
+{
+    eng_mem *mem;
+    REQUIRE(eng_mem_create("query", 0, NULL, &mem) == STO_OK);
+    enum { N = 2000 };
+    int64_t keys[N];
+    for (int dup = -1; dup < 4; dup++) {
+        for (int i = 0; i < N; i++)
+            keys[i] = 5 + (int64_t)i * 3; /* unique, every third value */
+        if (dup == 0) keys[N - 1] = keys[0];
+        if (dup == 1) keys[0] = keys[N - 1];
+        if (dup == 2) keys[1500] = keys[10]; /* across the two spans */
+        if (dup == 3) keys[7] = keys[8];
+        for (unsigned key_bytes = 4; key_bytes <= 8; key_bytes += 4) {
+            uint32_t stride;
+            uint8_t *base = make_entries(keys, N, key_bytes, &stride);
+            REQUIRE(base);
+            eng_join_span spans[2] = {{base, 1000}, {base + 1000 * (size_t)stride, N - 1000}};
+            eng_join_keybits kb;
+            REQUIRE(eng_join_keybits_build(&kb, spans, 2, N, stride, KEY_OFFSET, key_bytes, false,
+                                           mem) == STO_OK);
+            REQUIRE(kb.bits);
+            CHECK_EQ_INT(kb.unique, dup < 0);
+            eng_join_keybits_free(&kb);
+            free(base);
+        }
+    }
+    CHECK_EQ_INT(eng_mem_used(mem), 0);
     eng_mem_destroy(mem);
 }
 
@@ -218,6 +252,7 @@ int main(void)
 {
     RUN(test_dense_rule);
     RUN(test_bits_and_hits);
+    RUN(test_unique);
     RUN(test_none);
     RUN(test_in_table);
     RUN(test_choose_column);

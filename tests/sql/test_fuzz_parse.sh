@@ -28,6 +28,7 @@ create view v (a) as values (1), (2); drop view v; create table t2 as select 1
 insert into t (a, b) values (1, 'it''s'), (2, null); insert into t select * from u
 copy t from '/tmp/x.tbl' with (delimiter '|', header false, format csv); copy t to 'x' delimiter ',' csv header; copy (select 1) to 'y'
 call dbgen(sf = 0.1); explain analyze select 1; set threads to 4; show all; begin; commit; rollback
+select position('a' in (s)), trim(leading 'x' from s), trim(from s), trim(s), left(s, 1), right(s, 2), extract(isodow from d), greatest(a, 1), 'k' || a from t
 select "Quoted""Id", 'ünïcode' /* c /* nested */ */ -- end
 SEEDS
 

@@ -191,6 +191,22 @@ static void test_contextual_keywords(void)
                "(first VARCHAR)))");
     check_tree("select count(*) as count_order, a as desc from nulls n",
                "(select (items (as (count *) count_order) (as a desc)) (from (as nulls n)))");
+    check_tree("select position, trim, leading, trailing, both from t",
+               "(select (items position trim leading trailing both) (from t))");
+}
+
+static void test_special_calls(void)
+{
+    /* POSITION and TRIM have their own syntax; LEFT and RIGHT are join
+     * keywords that also name functions. */
+    check_tree("select position('a' in s), position(x in (y)) from t",
+               "(select (items (position s 'a') (position y x)) (from t))");
+    check_tree("select trim(s), trim(c from s), trim(from s), trim(leading from s), "
+               "trim(trailing 'x' from s), trim(both c from s)",
+               "(select (items (btrim s) (btrim s c) (btrim s) (ltrim s) (rtrim s 'x') "
+               "(btrim s c)))");
+    check_tree("select left(s, 2), right(s, 3) from a left join b on true",
+               "(select (items (left s 2) (right s 3)) (from (left-join a b (on true))))");
 }
 
 static void test_statements(void)
@@ -203,7 +219,7 @@ static void test_statements(void)
                "(create-table lineitem if-not-exists (columns (l_orderkey BIGINT not-null) "
                "(l_quantity DECIMAL(15,2)) (l_comment VARCHAR(44)) (c CHAR(1)) (d DATE) "
                "(f DOUBLE) (g DOUBLE) (h BOOLEAN) (i INTEGER not-null primary-key) (j INTEGER) "
-               "(k DECIMAL) (l CHAR(3)) (m VARCHAR(5)) (n VARCHAR) (o DOUBLE)) "
+               "(k DECIMAL(18,3)) (l CHAR(3)) (m VARCHAR(5)) (n VARCHAR) (o DOUBLE)) "
                "(primary-key l_orderkey i))");
     check_tree("CREATE TABLE t2 AS SELECT * FROM t",
                "(create-table-as t2 (select (items *) (from t)))");
@@ -561,6 +577,7 @@ int main(void)
     RUN(test_expressions);
     RUN(test_precedence);
     RUN(test_contextual_keywords);
+    RUN(test_special_calls);
     RUN(test_statements);
     RUN(test_statement_fields);
     RUN(test_positions);

@@ -68,13 +68,13 @@ static void test_keywords_sorted_and_found(void)
 static void test_keyword_set(void)
 {
     const char *all =
-        "all analyze and any as asc begin between by call cascade case cast commit "
+        "all analyze and any as asc begin between both by call cascade case cast commit "
         "copy create cross date default desc distinct drop else end escape "
         "except exists explain extract false fetch first for from full group "
         "having if ilike in inner insert intersect interval into is join key "
-        "last left like limit next not null nulls offset on only or order "
-        "outer precision primary restrict right rollback row rows select set show some "
-        "start stdin stdout substring table then to transaction true union "
+        "last leading left like limit next not null nulls offset on only or order "
+        "outer position precision primary restrict right rollback row rows select set show some "
+        "start stdin stdout substring table then to trailing transaction trim true union "
         "using values varying view when where with work ";
     int n = 0;
     for (const char *w = all; *w;) {

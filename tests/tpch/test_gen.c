@@ -1,10 +1,18 @@
 /*
  * test_gen.c — the generator's building blocks: random stream skip-ahead,
  * row ranges that start anywhere, the threaded text pool, and anchors taken
- * from dbgen's own output.
+ * from dbgen's own output, and the .tbl files written past the page cache
+ * equal those written through it (the SHA-1s against dbgen's are checked by
+ * test_gen_sha1.sh, which takes the default, direct way).
  */
+#include <dirent.h>
+#include <fcntl.h>
+#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include "test.h"
 #include "tpch/gen.h"
@@ -255,6 +263,131 @@ static void test_threaded_pool_is_serial_pool(void)
     tpch_text_pool_free(p3);
 }
 
+/* --- .tbl files ------------------------------------------------------------------- */
+
+/* Whole contents of a file (NULL if unreadable); *len its size. */
+static char *slurp(const char *path, size_t *len)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f) return NULL;
+    size_t cap = 1 << 20, n = 0, got;
+    char *bytes = malloc(cap);
+    while (bytes && (got = fread(bytes + n, 1, cap - n, f)) > 0) {
+        n += got;
+        if (n == cap) {
+            char *more = realloc(bytes, cap *= 2);
+            if (!more) free(bytes);
+            bytes = more;
+        }
+    }
+    fclose(f);
+    *len = n;
+    return bytes;
+}
+
+/* Names in a directory, sorted, joined by spaces; removes them when asked. */
+static void list_dir(const char *path, char *out, size_t size, bool remove)
+{
+    struct dirent **names = NULL;
+    int n = scandir(path, &names, NULL, alphasort);
+    out[0] = '\0';
+    for (int i = 0; i < n; i++) {
+        const char *name = names[i]->d_name;
+        if (strcmp(name, ".") != 0 && strcmp(name, "..") != 0) {
+            snprintf(out + strlen(out), size - strlen(out), "%s%s", out[0] ? " " : "", name);
+            if (remove) {
+                char file[1200];
+                snprintf(file, sizeof(file), "%s/%s", path, name);
+                unlink(file);
+            }
+        }
+        free(names[i]);
+    }
+    free(names);
+}
+
+static char files_dir[512]; /* for the tests below */
+
+/* The default writes past the page cache where the directory allows it;
+ * every file equals the one written through the page cache. */
+static void test_direct_files_equal_buffered(void)
+{
+    REQUIRE(gen);
+    char direct_dir[600], buffered_dir[600];
+    snprintf(direct_dir, sizeof(direct_dir), "%s/direct", files_dir);
+    snprintf(buffered_dir, sizeof(buffered_dir), "%s/buffered", files_dir);
+    tpch_writer_stats direct = {0, 0, 0}, buffered = {0, 0, 0};
+    tpch_files_options opt = {direct_dir, TPCH_ALL_TABLES, 1, 1, 2, false, false, &direct};
+    CHECK(tpch_gen_files(gen, &opt) == NULL);
+    opt.dir = buffered_dir;
+    opt.buffered = true;
+    opt.stats = &buffered;
+    CHECK(tpch_gen_files(gen, &opt) == NULL);
+
+    /* a directory that takes O_DIRECT gets it */
+    char probe[700];
+    snprintf(probe, sizeof(probe), "%s/probe", files_dir);
+    int fd = open(probe, O_WRONLY | O_CREAT | O_DIRECT, 0644);
+    if (fd >= 0) {
+        close(fd);
+        unlink(probe);
+        CHECK(direct.direct_bytes > direct.buffered_bytes);
+    }
+    CHECK_EQ_INT(buffered.direct_bytes, 0);
+    CHECK(buffered.buffered_bytes > 0);
+    CHECK_EQ_INT(direct.direct_bytes + direct.buffered_bytes, buffered.buffered_bytes);
+
+    for (int t = 0; t < TPCH_TABLE_COUNT; t++) {
+        char name[64], a_path[700], b_path[700];
+        tpch_tbl_file_name((tpch_table_id)t, 1, 1, name, sizeof(name));
+        snprintf(a_path, sizeof(a_path), "%s/%s", direct_dir, name);
+        snprintf(b_path, sizeof(b_path), "%s/%s", buffered_dir, name);
+        size_t a_len = 0, b_len = 0;
+        char *a = slurp(a_path, &a_len), *b = slurp(b_path, &b_len);
+        CHECK(a && b && a_len > 0 && a_len == b_len && memcmp(a, b, a_len) == 0);
+        free(a);
+        free(b);
+    }
+    char names[1024];
+    list_dir(direct_dir, names, sizeof(names), true);
+    CHECK_STREQ(names, "customer.tbl lineitem.tbl nation.tbl orders.tbl part.tbl partsupp.tbl "
+                       "region.tbl supplier.tbl");
+    list_dir(buffered_dir, names, sizeof(names), true);
+    rmdir(direct_dir);
+    rmdir(buffered_dir);
+}
+
+/* A write that fails part way (a file size limit here, a full disk alike)
+ * fails the run with the cause and leaves no file, temporary or final.
+ * In a child: the limit is the whole process's. */
+static void test_failed_write_leaves_no_file(void)
+{
+    REQUIRE(gen);
+    char out[600];
+    snprintf(out, sizeof(out), "%s/limited", files_dir);
+    fflush(NULL);
+    pid_t pid = fork();
+    REQUIRE(pid >= 0);
+    if (pid == 0) {
+        signal(SIGXFSZ, SIG_IGN);
+        struct rlimit lim = {300000, 300000}; /* part.tbl fits, partsupp.tbl does not */
+        if (setrlimit(RLIMIT_FSIZE, &lim) != 0) _exit(3);
+        tpch_files_options opt = {out, TPCH_ALL_TABLES, 1, 1, 2, false, false, NULL};
+        sto_status st = tpch_gen_files(gen, &opt);
+        bool ok = st && strstr(st->message, "File too large") && strstr(st->message, "partsupp");
+        if (st && !ok) fprintf(stderr, "unexpected error: %s\n", st->message);
+        sto_status_free(st);
+        _exit(ok ? 0 : 4);
+    }
+    int status = 0;
+    REQUIRE(waitpid(pid, &status, 0) == pid);
+    CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+    char names[1024];
+    list_dir(out, names, sizeof(names), true);
+    CHECK_STREQ(names, "");
+    rmdir(out);
+}
+
 static void test_bad_scale_factors(void)
 {
     double bad[] = {0, -1, 1.0 / 0.0, 0.0 / 0.0, 30000};
@@ -269,6 +402,12 @@ static void test_bad_scale_factors(void)
 
 int main(void)
 {
+    const char *tmp = getenv("TMPDIR");
+    snprintf(files_dir, sizeof(files_dir), "%s/test_gen.XXXXXX", tmp && *tmp ? tmp : "/tmp");
+    if (!mkdtemp(files_dir)) {
+        perror("mkdtemp");
+        return 1;
+    }
     sto_status st = tpch_gen_create(0.01, 2, &gen);
     if (st) {
         fprintf(stderr, "tpch_gen_create: %s\n", st->message);
@@ -283,6 +422,9 @@ int main(void)
     RUN(test_split_units_covers_all);
     RUN(test_threaded_pool_is_serial_pool);
     RUN(test_bad_scale_factors);
+    RUN(test_direct_files_equal_buffered);
+    RUN(test_failed_write_leaves_no_file);
     tpch_gen_free(gen);
+    rmdir(files_dir);
     return TEST_REPORT();
 }
