@@ -56,11 +56,6 @@ static void add(part *sum, part p, double share)
     sum->ir += p.ir;
 }
 
-static bool is_string(sto_type t)
-{
-    return t.id == STO_TYPE_CHAR || t.id == STO_TYPE_VARCHAR;
-}
-
 /* One expression node, its arguments not included. */
 static part node_part(const sql_bexpr *e)
 {
@@ -84,19 +79,17 @@ static part node_part(const sql_bexpr *e)
             /* checked: an overflow test, DECIMAL operands rescaled */
             return (part){1.2, 8.0};
         default: /* comparisons */
-            return is_string(e->op.args[0]->type) ? (part){3.0, 15.0} : (part){0.6, 4.0};
+            return sto_type_is_string(e->op.args[0]->type.id) ? (part){3.0, 15.0}
+                                                              : (part){0.6, 4.0};
         }
     case SQL_BEXPR_FUNC:
+        if (sql_func_is_extract(e->func.id)) return (part){6.0, 25.0};
         switch (e->func.id) {
         case SQL_FUNC_LIKE:
         case SQL_FUNC_NOT_LIKE:
         case SQL_FUNC_ILIKE:
         case SQL_FUNC_NOT_ILIKE:
             return (part){4.0, 30.0};
-        case SQL_FUNC_EXTRACT_YEAR:
-        case SQL_FUNC_EXTRACT_MONTH:
-        case SQL_FUNC_EXTRACT_DAY:
-            return (part){6.0, 25.0};
         case SQL_FUNC_DATE_ADD_MONTHS:
             return (part){10.0, 40.0};
         default:
@@ -107,7 +100,7 @@ static part node_part(const sql_bexpr *e)
     case SQL_BEXPR_CAST:
         return (part){1.0, 10.0};
     case SQL_BEXPR_IN_LIST: {
-        double per = is_string(e->in_list.arg->type) ? 3.0 : 0.3;
+        double per = sto_type_is_string(e->in_list.arg->type.id) ? 3.0 : 0.3;
         return (part){1.0 + per * e->in_list.list.count, 4.0 + 3.0 * e->in_list.list.count};
     }
     case SQL_BEXPR_IS_NULL:
@@ -200,7 +193,7 @@ eng_jit_cost eng_jit_cost_of(const eng_pipe *p)
     if (p->sink == ENG_SINK_AGG) {
         add(&sum, AGG, share);
         for (uint32_t k = 0; k < p->agg.nkeys; k++) {
-            add(&sum, is_string(p->agg.key_types[k]) ? AGG_KEY_STRING : AGG_KEY, share);
+            add(&sum, sto_type_is_string(p->agg.key_types[k].id) ? AGG_KEY_STRING : AGG_KEY, share);
             add_expr(&sum, p->agg_keys[k], share);
         }
         for (uint32_t k = 0; k < p->agg.naggs; k++) {

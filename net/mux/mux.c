@@ -456,9 +456,23 @@ static void return_credits(mux_ctx *x)
 }
 
 /* Heard nothing for longer than the timeout: a failed or stopped peer. */
+/* How long a peer may stay silent. A worker gives another worker four
+ * heartbeats longer than the coordinator (rank 0) gives anyone: the
+ * coordinator hears from every server, so it names a silent one first and
+ * its ABORT reaches the workers before their own timeouts. With equal
+ * timeouts a worker whose last frame from the silent server was older
+ * could fail first, and the coordinator would see only that worker's
+ * connection close and name the wrong server. */
+static int64_t peer_timeout_ms(const mux_ctx *x, int peer)
+{
+    int64_t t = x->cfg.peer_timeout_ms;
+    if (x->rank != 0 && peer != 0) t += 4 * (int64_t)x->cfg.heartbeat_ms;
+    return t;
+}
+
 static bool silent(const mux_ctx *x, int peer, int64_t now)
 {
-    return now - x->peers[peer].last_rx_ms > x->cfg.peer_timeout_ms;
+    return now - x->peers[peer].last_rx_ms > peer_timeout_ms(x, peer);
 }
 
 static void check_peers(mux_ctx *x, int64_t now)
@@ -467,8 +481,9 @@ static void check_peers(mux_ctx *x, int64_t now)
         peer_state *p = &x->peers[i];
         if (i == x->rank || !p->up || p->bye) continue;
         if (silent(x, i, now)) {
-            fail(x, sto_error(STO_CONNECTION_FAILURE, "server %d (%s:%s) did not answer for %d ms",
-                              i, ep_of(x, i)->host, ep_of(x, i)->port, x->cfg.peer_timeout_ms));
+            fail(x, sto_error(STO_CONNECTION_FAILURE,
+                              "server %d (%s:%s) did not answer for %lld ms", i, ep_of(x, i)->host,
+                              ep_of(x, i)->port, (long long)peer_timeout_ms(x, i)));
             return;
         }
         if (now - p->last_tx_ms >= x->cfg.heartbeat_ms && x->t->ops->backlog(x->t, i) == 0)

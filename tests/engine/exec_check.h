@@ -105,4 +105,39 @@ static inline bool explains(const char *sql, const char *text)
     return strstr(explain_of(sql), text) != NULL;
 }
 
+/* Inserts rows i = 0 .. n-1 of (k, b, v) into table through INSERTs of 1000
+ * rows: k = key(which, i) and b = k * 1000003, both NULL where
+ * is_null(which, i); v = i % vmod. For the join tests' keyed tables. False,
+ * the error printed, when an INSERT fails. */
+static inline bool exec_insert_keyed(const char *table, int n, int which,
+                                     bool (*is_null)(int which, int i),
+                                     long (*key)(int which, int i), int vmod)
+{
+    size_t cap = 1000 * 64 + 64;
+    char *sql = malloc(cap);
+    if (!sql) return false;
+    for (int lo = 0; lo < n; lo += 1000) {
+        size_t len = (size_t)snprintf(sql, cap, "INSERT INTO %s VALUES ", table);
+        for (int i = lo; i < lo + 1000 && i < n; i++) {
+            const char *sep = i > lo ? "," : "";
+            long k = key(which, i);
+            if (is_null(which, i))
+                len += (size_t)snprintf(sql + len, cap - len, "%s(NULL, NULL, %d)", sep, i % vmod);
+            else
+                len += (size_t)snprintf(sql + len, cap - len, "%s(%ld, %ld, %d)", sep, k,
+                                        k * 1000003L, i % vmod);
+        }
+        char want[32];
+        snprintf(want, sizeof(want), "INSERT 0 %d", (n - lo) < 1000 ? n - lo : 1000);
+        const char *got = run_q(sql, 0);
+        if (strcmp(got, want) != 0) {
+            fprintf(stderr, "%s: %s\n", table, got);
+            free(sql);
+            return false;
+        }
+    }
+    free(sql);
+    return true;
+}
+
 #endif

@@ -43,38 +43,22 @@ static long s_key(int j)
     return (long)(j % 6000) * 3;
 }
 
-/* Inserts rows through multi-row INSERTs of 1000 rows. */
-static void insert_rows(const char *table, int n, bool probe)
+/* which: 1 the probe side p, 0 the build side s. */
+static bool row_null(int probe, int i)
 {
-    size_t cap = 1000 * 64 + 64;
-    char *sql = malloc(cap);
-    REQUIRE(sql);
-    for (int lo = 0; lo < n; lo += 1000) {
-        size_t len = (size_t)snprintf(sql, cap, "INSERT INTO %s VALUES ", table);
-        for (int i = lo; i < lo + 1000 && i < n; i++) {
-            bool null = probe ? p_null(i) : s_null(i);
-            long k = probe ? p_key(i) : s_key(i);
-            int v = probe ? i % 3 : i % 5;
-            if (null)
-                len += (size_t)snprintf(sql + len, cap - len, "%s(NULL, NULL, %d)",
-                                        i > lo ? "," : "", v);
-            else
-                len += (size_t)snprintf(sql + len, cap - len, "%s(%ld, %ld, %d)", i > lo ? "," : "",
-                                        k, k * 1000003L, v);
-        }
-        char want[32];
-        snprintf(want, sizeof(want), "INSERT 0 %d", (n - lo) < 1000 ? n - lo : 1000);
-        CHECK_STREQ(Q(sql), want);
-    }
-    free(sql);
+    return probe ? p_null(i) : s_null(i);
+}
+static long row_key(int probe, int i)
+{
+    return probe ? p_key(i) : s_key(i);
 }
 
 static void setup(void)
 {
     CHECK_STREQ(Q("CREATE TABLE p (k INTEGER, b BIGINT, v INTEGER)"), "CREATE TABLE");
     CHECK_STREQ(Q("CREATE TABLE s (k INTEGER, b BIGINT, w INTEGER)"), "CREATE TABLE");
-    insert_rows("p", NP, true);
-    insert_rows("s", NS, false);
+    CHECK(exec_insert_keyed("p", NP, 1, row_null, row_key, 3));
+    CHECK(exec_insert_keyed("s", NS, 0, row_null, row_key, 5));
 }
 
 /* Filters of the cases, as C and as SQL. */

@@ -55,31 +55,14 @@ static int b_rows(btab t)
     return t == B_EMPTY ? 0 : NB;
 }
 
-/* Inserts rows through multi-row INSERTs of 1000 rows; t < 0: the probe
- * table p. */
-static void insert_rows(const char *table, int n, int t)
+/* which: a btab, or -1 for the probe side p. */
+static bool row_null(int t, int i)
 {
-    size_t cap = 1000 * 64 + 64;
-    char *sql = malloc(cap);
-    REQUIRE(sql);
-    for (int lo = 0; lo < n; lo += 1000) {
-        size_t len = (size_t)snprintf(sql, cap, "INSERT INTO %s VALUES ", table);
-        for (int i = lo; i < lo + 1000 && i < n; i++) {
-            bool null = t < 0 ? p_null(i) : b_null((btab)t, i);
-            long k = t < 0 ? p_key(i) : b_key((btab)t, i);
-            int v = t < 0 ? i % 3 : i % 5;
-            if (null)
-                len += (size_t)snprintf(sql + len, cap - len, "%s(NULL, NULL, %d)",
-                                        i > lo ? "," : "", v);
-            else
-                len += (size_t)snprintf(sql + len, cap - len, "%s(%ld, %ld, %d)", i > lo ? "," : "",
-                                        k, k * 1000003L, v);
-        }
-        char want[32];
-        snprintf(want, sizeof(want), "INSERT 0 %d", (n - lo) < 1000 ? n - lo : 1000);
-        CHECK_STREQ(Q(sql), want);
-    }
-    free(sql);
+    return t < 0 ? p_null(i) : b_null((btab)t, i);
+}
+static long row_key(int t, int i)
+{
+    return t < 0 ? p_key(i) : b_key((btab)t, i);
 }
 
 static void setup(void)
@@ -90,9 +73,9 @@ static void setup(void)
         snprintf(sql, sizeof(sql), "CREATE TABLE %s (k INTEGER, b BIGINT, w INTEGER)",
                  btab_name[t]);
         CHECK_STREQ(Q(sql), "CREATE TABLE");
-        insert_rows(btab_name[t], b_rows((btab)t), t);
+        CHECK(exec_insert_keyed(btab_name[t], b_rows((btab)t), t, row_null, row_key, 5));
     }
-    insert_rows("p", NP, -1);
+    CHECK(exec_insert_keyed("p", NP, -1, row_null, row_key, 3));
 }
 
 /* The queries: the build side y gives only its key (count and a probe
