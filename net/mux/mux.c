@@ -709,8 +709,11 @@ static void handle_failure(mux_ctx *x)
         pthread_mutex_lock(&x->flock);
         snprintf(reason, sizeof reason, "%s", x->failure->message);
         pthread_mutex_unlock(&x->flock);
+        /* also to peers that said BYE: they have sent all they will, but
+         * may still wait for others' rows, and would otherwise see only
+         * this server's connection close */
         for (int i = 0; i < x->n; i++)
-            if (i != x->rank && x->peers[i].up && !x->peers[i].bye) {
+            if (i != x->rank && x->peers[i].up) {
                 mux_wire_hdr h = {.type = MUX_FRAME_ABORT,
                                   .sender = (uint32_t)x->rank,
                                   .len = (uint32_t)strlen(reason)};
