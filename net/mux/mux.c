@@ -455,7 +455,6 @@ static void return_credits(mux_ctx *x)
     }
 }
 
-/* Heard nothing for longer than the timeout: a failed or stopped peer. */
 /* How long a peer may stay silent. A worker gives another worker four
  * heartbeats longer than the coordinator (rank 0) gives anyone: the
  * coordinator hears from every server, so it names a silent one first and
@@ -470,6 +469,7 @@ static int64_t peer_timeout_ms(const mux_ctx *x, int peer)
     return t;
 }
 
+/* Heard nothing for longer than the timeout: a failed or stopped peer. */
 static bool silent(const mux_ctx *x, int peer, int64_t now)
 {
     return now - x->peers[peer].last_rx_ms > peer_timeout_ms(x, peer);
