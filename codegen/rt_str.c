@@ -321,14 +321,21 @@ int32_t cg_rt_substr(cg_error *err, const sto_str *s, int64_t start, int64_t cou
     return CG_ERR_NONE;
 }
 
+/* The UTF-8 characters in p[0, bytes): the bytes that are not
+ * continuation bytes. */
+static int64_t chars_before(const char *p, uint32_t bytes)
+{
+    int64_t cont = 0;
+    for (uint32_t i = 0; i < bytes; i++)
+        cont += ((uint8_t)p[i] & 0xC0) == 0x80;
+    return (int64_t)bytes - cont;
+}
+
 int32_t cg_rt_char_length(const sto_str *s)
 {
     const char *p = sto_str_data(s);
-    uint32_t n = s->len, cont = 0;
-    if (all_ascii(p, n)) return (int32_t)n;
-    for (uint32_t i = 0; i < n; i++)
-        cont += ((uint8_t)p[i] & 0xC0) == 0x80;
-    return (int32_t)(n - cont);
+    if (all_ascii(p, s->len)) return (int32_t)s->len;
+    return (int32_t)chars_before(p, s->len);
 }
 
 int32_t cg_rt_concat(cg_error *err, cg_rt_strings *arena, const sto_str *a, const sto_str *b,
@@ -362,15 +369,6 @@ int32_t cg_rt_change_case(cg_error *err, cg_rt_strings *arena, const sto_str *s,
     finish_str(&r);
     *out = r;
     return CG_ERR_NONE;
-}
-
-/* The characters of p[0, n) before byte offset `bytes`. */
-static int64_t chars_before(const char *p, uint32_t bytes)
-{
-    int64_t cont = 0;
-    for (uint32_t i = 0; i < bytes; i++)
-        cont += ((uint8_t)p[i] & 0xC0) == 0x80;
-    return (int64_t)bytes - cont;
 }
 
 int32_t cg_rt_strpos(const sto_str *s, const sto_str *sub)

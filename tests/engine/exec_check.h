@@ -105,6 +105,25 @@ static inline bool explains(const char *sql, const char *text)
     return strstr(explain_of(sql), text) != NULL;
 }
 
+/* Whether EXPLAIN ANALYZE of sql (which runs it) contains text. */
+static inline bool analyzes(const char *sql, const char *text)
+{
+    char e[4096];
+    snprintf(e, sizeof(e), "EXPLAIN ANALYZE %s", sql);
+    return strstr(Q(e), text) != NULL;
+}
+
+/* SET threads and join_algorithm for the statements that follow; false
+ * when either is refused. */
+static inline bool exec_set_run(int threads, const char *algo)
+{
+    char set[64];
+    snprintf(set, sizeof(set), "SET threads = %d", threads);
+    if (strcmp(Q(set), "SET") != 0) return false;
+    snprintf(set, sizeof(set), "SET join_algorithm = %s", algo);
+    return strcmp(Q(set), "SET") == 0;
+}
+
 /* Inserts rows i = 0 .. n-1 of (k, b, v) into table through INSERTs of 1000
  * rows: k = key(which, i) and b = k * 1000003, both NULL where
  * is_null(which, i); v = i % vmod. For the join tests' keyed tables. False,

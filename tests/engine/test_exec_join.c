@@ -234,11 +234,7 @@ int main(void)
     const char *algos[] = {"auto", "hash", "radix", "sortmerge"};
     for (int th = 1; th <= 2; th++)
         for (int a = 0; a < 4; a++) {
-            char sql[64];
-            snprintf(sql, sizeof(sql), "SET threads = %d", th);
-            CHECK_STREQ(Q(sql), "SET");
-            snprintf(sql, sizeof(sql), "SET join_algorithm = %s", algos[a]);
-            CHECK_STREQ(Q(sql), "SET");
+            CHECK(exec_set_run(th, algos[a]));
             build_text = a == 2   ? "HASH JOIN BUILD (radix partitioned)"
                          : a == 3 ? "SORT-MERGE JOIN BUILD (range partitioned, sorted)"
                                   : "HASH JOIN BUILD (shared table";

@@ -123,11 +123,7 @@ static void test_answers(void)
     } runs[] = {{2, "auto"},      {2, "hash"}, {2, "radix"},
                 {2, "sortmerge"}, {1, "auto"}, {1, "radix"}};
     for (size_t r = 0; r < sizeof(runs) / sizeof(runs[0]); r++) {
-        char set[64];
-        snprintf(set, sizeof(set), "SET threads = %d", runs[r].threads);
-        Q(set);
-        snprintf(set, sizeof(set), "SET join_algorithm = %s", runs[r].algo);
-        Q(set);
+        CHECK(exec_set_run(runs[r].threads, runs[r].algo));
         for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
             const char *got = Q(cases[i].sql);
             if (strcmp(got, cases[i].want) != 0)
@@ -164,11 +160,8 @@ static void check_small_build(long limit, bool filtered)
     char want[64];
     snprintf(want, sizeof(want), "%ld|%ld", n, sum);
     CHECK_STREQ(Q(sql), want);
-    char e[600];
-    snprintf(e, sizeof(e), "EXPLAIN ANALYZE %s", sql);
-    const char *plan = Q(e);
-    CHECK((strstr(plan, "; semi-join filter)") != NULL) == filtered);
-    CHECK(strstr(plan, "; key bitmap") == NULL);
+    CHECK(analyzes(sql, "; semi-join filter)") == filtered);
+    CHECK(!analyzes(sql, "; key bitmap"));
 }
 
 static void test_small_builds(void)

@@ -180,11 +180,7 @@ static void test_answers(void)
             for (int b = 0; b < 3; b++)
                 expected((qkind)q, (pf)a, (sf)b, want[q][a][b], sizeof(want[q][a][b]));
     for (size_t r = 0; r < sizeof(runs) / sizeof(runs[0]); r++) {
-        char set[64];
-        snprintf(set, sizeof(set), "SET threads = %d", runs[r].threads);
-        Q(set);
-        snprintf(set, sizeof(set), "SET join_algorithm = %s", runs[r].algo);
-        Q(set);
+        CHECK(exec_set_run(runs[r].threads, runs[r].algo));
         for (int c = 0; c < 2; c++)
             for (int q = 0; q < NQ; q++)
                 for (int a = 0; a < 3; a++)

@@ -161,11 +161,7 @@ static void test_answers(void)
     CHECK(strcmp(want[0][Q_COUNT][B_UNIQUE], "0|NULL") != 0);
     CHECK(strcmp(want[0][Q_COUNT][B_DUPS], want[0][Q_COUNT][B_UNIQUE]) != 0);
     for (size_t r = 0; r < sizeof(runs) / sizeof(runs[0]); r++) {
-        char set[64];
-        snprintf(set, sizeof(set), "SET threads = %d", runs[r].threads);
-        Q(set);
-        snprintf(set, sizeof(set), "SET join_algorithm = %s", runs[r].algo);
-        Q(set);
+        CHECK(exec_set_run(runs[r].threads, runs[r].algo));
         for (int c = 0; c < 2; c++)
             for (int q = 0; q < NQ; q++)
                 for (int t = 0; t < 3; t++) {
@@ -180,14 +176,6 @@ static void test_answers(void)
     }
     Q("SET threads = 2");
     Q("SET join_algorithm = auto");
-}
-
-/* Whether EXPLAIN ANALYZE of sql contains text. */
-static bool analyzes(const char *sql, const char *text)
-{
-    char e[1024];
-    snprintf(e, sizeof(e), "EXPLAIN ANALYZE %s", sql);
-    return strstr(Q(e), text) != NULL;
 }
 
 /* The plan asks for the unique decision only where the build side gives
