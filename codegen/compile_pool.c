@@ -24,6 +24,7 @@ struct cg_compile_task {
     cg_mode mode;
     bool held; /* queued, but only its owner may start it (see _submit_held) */
     task_state state;
+    uint64_t start_seq; /* 1 for the pool's first task started, 2 ... */
     sto_status st;
     cg_pipeline_code code;
 };
@@ -37,6 +38,9 @@ struct cg_compile_pool {
     bool stopping;
     bool paused;       /* pool threads start nothing (cg_compile_pool_pause) */
     unsigned nthreads; /* started */
+    uint64_t started;  /* tasks moved to RUNNING, ever */
+    unsigned idle;     /* threads waiting for a task */
+    bool fifo;         /* RACKDB_JIT_OPT_FIRST=off: all in queue order */
     pthread_t *threads;
     cg_compile_pool_counters counters;
 };
@@ -66,14 +70,39 @@ static void run_task(cg_compile_pool *pool, cg_compile_task *t)
     pthread_mutex_unlock(&pool->lock);
 }
 
-/* The first queued task a thread other than its owner may start: not held
- * and, for a caller filling a wait (fast_only), a FAST one. Caller holds
- * the lock. */
+/* The next queued task a thread other than its owner may start: not held
+ * and, for a caller filling a wait (fast_only), a FAST one. A pool thread
+ * takes the first OPT task before any FAST one: an OPT compile takes ten
+ * to fifty times as long, so it is what a query ends up waiting for unless
+ * it starts early, while a FAST one that nobody has started when its
+ * pipeline comes is compiled by the query itself in a millisecond or two
+ * (TPC-H Q8 waited 37 ms for its lineitem pipeline's OPT code, which the
+ * pool started only after four FAST compiles of the small pipelines before
+ * it). RACKDB_JIT_OPT_FIRST=off in the environment when the pool is
+ * created keeps the queue's order, for measurement. Caller holds the
+ * lock. */
 static cg_compile_task *next_task(cg_compile_pool *pool, bool fast_only)
 {
-    for (cg_compile_task *t = pool->head; t; t = t->next)
-        if (!t->held && (!fast_only || t->mode == CG_MODE_FAST)) return t;
-    return NULL;
+    cg_compile_task *first = NULL;
+    for (cg_compile_task *t = pool->head; t; t = t->next) {
+        if (t->held || (fast_only && t->mode != CG_MODE_FAST)) continue;
+        if (fast_only || pool->fifo || t->mode == CG_MODE_OPT) return t;
+        if (!first) first = t;
+    }
+    return first;
+}
+
+/* Moves t, which this thread took from the queue, to RUNNING. Caller holds
+ * the lock. */
+static void start_task(cg_compile_pool *pool, cg_compile_task *t, bool by_pool)
+{
+    unqueue(pool, t);
+    t->state = TASK_RUNNING;
+    t->start_seq = ++pool->started;
+    if (by_pool)
+        pool->counters.by_pool++;
+    else
+        pool->counters.by_caller++;
 }
 
 static void *pool_thread(void *arg)
@@ -82,12 +111,13 @@ static void *pool_thread(void *arg)
     pthread_mutex_lock(&pool->lock);
     for (;;) {
         cg_compile_task *t = NULL;
-        while (!pool->stopping && (pool->paused || !(t = next_task(pool, false))))
+        while (!pool->stopping && (pool->paused || !(t = next_task(pool, false)))) {
+            pool->idle++;
             pthread_cond_wait(&pool->work, &pool->lock);
+            pool->idle--;
+        }
         if (pool->stopping) break;
-        unqueue(pool, t);
-        t->state = TASK_RUNNING;
-        pool->counters.by_pool++;
+        start_task(pool, t, true);
         pthread_mutex_unlock(&pool->lock);
         run_task(pool, t);
         pthread_mutex_lock(&pool->lock);
@@ -108,6 +138,8 @@ sto_status cg_compile_pool_create(cg_jit *jit, unsigned threads, cg_compile_pool
         return sto_error_oom();
     }
     pool->jit = jit;
+    const char *opt_first = getenv("RACKDB_JIT_OPT_FIRST");
+    pool->fifo = opt_first && strcmp(opt_first, "off") == 0;
     bool have_lock = pthread_mutex_init(&pool->lock, NULL) == 0;
     bool have_work = have_lock && pthread_cond_init(&pool->work, NULL) == 0;
     bool have_done = have_work && pthread_cond_init(&pool->done, NULL) == 0;
@@ -248,31 +280,28 @@ bool cg_compile_task_done(cg_compile_task *t)
  * one of tens of milliseconds started here kept TPC-H Q10 waiting 71 ms for
  * a pipeline whose own compile took 14 (pipeline 3 waited for pipeline 4's
  * code); a FAST compile takes a millisecond or two. */
-static void settle(cg_compile_task *t, bool finishing)
+static void settle(cg_compile_task *t, bool finishing, bool fill)
 {
     cg_compile_pool *pool = t->pool;
     pthread_mutex_lock(&pool->lock);
     if (t->state == TASK_QUEUED) {
-        unqueue(pool, t);
         if (finishing) {
-            t->state = TASK_RUNNING;
-            pool->counters.by_caller++;
+            start_task(pool, t, false);
             pthread_mutex_unlock(&pool->lock);
             run_task(pool, t);
             return;
         }
+        unqueue(pool, t);
         t->state = TASK_DONE;
         pool->counters.cancelled++;
     }
     while (t->state != TASK_DONE) {
-        cg_compile_task *next = finishing ? next_task(pool, true) : NULL;
+        cg_compile_task *next = finishing && fill ? next_task(pool, true) : NULL;
         if (!next) {
             pthread_cond_wait(&pool->done, &pool->lock);
             continue;
         }
-        unqueue(pool, next);
-        next->state = TASK_RUNNING;
-        pool->counters.by_caller++;
+        start_task(pool, next, false);
         pthread_mutex_unlock(&pool->lock);
         run_task(pool, next);
         pthread_mutex_lock(&pool->lock);
@@ -280,22 +309,48 @@ static void settle(cg_compile_task *t, bool finishing)
     pthread_mutex_unlock(&pool->lock);
 }
 
-sto_status cg_compile_task_finish(cg_compile_task *t, cg_pipeline_code *out)
+static sto_status take(cg_compile_task *t, bool fill, cg_pipeline_code *out)
 {
-    settle(t, true);
+    settle(t, true, fill);
     sto_status st = t->st;
     *out = t->code;
     free(t);
     return st;
 }
 
+sto_status cg_compile_task_finish(cg_compile_task *t, cg_pipeline_code *out)
+{
+    return take(t, true, out);
+}
+
+sto_status cg_compile_task_await(cg_compile_task *t, cg_pipeline_code *out)
+{
+    return take(t, false, out);
+}
+
+bool cg_compile_pool_has_idle_thread(cg_compile_pool *pool)
+{
+    pthread_mutex_lock(&pool->lock);
+    bool idle = pool->idle > 0 && !pool->paused;
+    pthread_mutex_unlock(&pool->lock);
+    return idle;
+}
+
 void cg_compile_task_cancel(cg_compile_task *t)
 {
     if (!t) return;
-    settle(t, false);
+    settle(t, false, false);
     sto_status_free(t->st);
     cg_pipeline_code_free(&t->code);
     free(t);
+}
+
+uint64_t cg_compile_task_start_seq(cg_compile_task *t)
+{
+    pthread_mutex_lock(&t->pool->lock);
+    uint64_t seq = t->start_seq;
+    pthread_mutex_unlock(&t->pool->lock);
+    return seq;
 }
 
 void cg_compile_pool_get_counters(cg_compile_pool *pool, cg_compile_pool_counters *out)

@@ -6,9 +6,9 @@
  * just before it ran: on a machine with idle cores the query waited for
  * every compile in turn. Most pipelines can be described (and their compile
  * mode chosen) before the query starts, so the executor hands them to this
- * pool at the start; its threads compile them in pipeline order, and when
- * the query reaches a pipeline it takes the code, waiting only for what is
- * left of that compile. A pipeline nobody has started compiling yet is
+ * pool at the start; its threads compile them (OPT ones first, see Order),
+ * and when the query reaches a pipeline it takes the code, waiting only for
+ * what is left of that compile. A pipeline nobody has started compiling yet is
  * compiled by the caller itself, so a query never waits behind a queue.
  *
  *   executor: cg_compile_submit(desc, mode) for pipelines 2..n
@@ -18,12 +18,16 @@
  *     here if still queued, else waits) → runs it
  *   on an error: cg_compile_task_cancel() for every task not finished
  *
- * Order: pool threads take tasks first come, first served; a query queues
- * its pipelines in the order they run, so the next code it needs is always
- * the next a thread starts. A task whose mode rests on a guess (the size of
- * an earlier pipeline's output) can be queued held: no pool thread starts
- * it until its owner, knowing the size, releases it with the right mode, so
- * no compile is spent optimizing code for an input that turns out tiny.
+ * Order: pool threads take OPT tasks first, then FAST ones, each first
+ * come, first served; a query queues its pipelines in the order they run.
+ * An OPT compile is long and what a query would wait for; a FAST one is
+ * short, and the query compiles it itself if no thread has started it
+ * (RACKDB_JIT_OPT_FIRST=off, read when the pool is created, keeps the
+ * queue's order, for measurement).
+ * A task whose mode rests on a guess (the size of an earlier pipeline's
+ * output) can be queued held: no pool thread starts it until its owner,
+ * knowing the size, releases it with the right mode, so no compile is
+ * spent optimizing code for an input that turns out tiny.
  * A caller waiting for a task a pool thread is compiling fills the wait
  * with queued FAST tasks only (compile_pool.c says why).
  *
@@ -93,9 +97,23 @@ bool cg_compile_task_done(cg_compile_task *t);
  * wherever it ran. */
 sto_status cg_compile_task_finish(cg_compile_task *t, cg_pipeline_code *out);
 
+/* Like cg_compile_task_finish, but never compiles another task while a
+ * pool thread compiles this one: for a caller whose core the running
+ * compile should have to itself (an adaptive start's waiting worker,
+ * engine/executor.c). */
+sto_status cg_compile_task_await(cg_compile_task *t, cg_pipeline_code *out);
+
+/* Whether a pool thread is waiting for work (and the pool not paused): a
+ * task queued now starts at once. */
+bool cg_compile_pool_has_idle_thread(cg_compile_pool *pool);
+
 /* Drops the task: unqueues it, or waits for a running compile to end, and
  * frees its code. NULL-safe. */
 void cg_compile_task_cancel(cg_compile_task *t);
+
+/* When the task was started among all the pool's tasks: 1 for the first,
+ * 2 for the next, ...; 0 while nobody has. For tests of the order. */
+uint64_t cg_compile_task_start_seq(cg_compile_task *t);
 
 void cg_compile_pool_get_counters(cg_compile_pool *pool, cg_compile_pool_counters *out);
 

@@ -76,6 +76,8 @@ struct cg_jit {
     /* RACKDB_JIT_MODE=fast|opt: cg_jit_mode answers that mode, whatever
      * the engine's rule chose (to measure what the rule trades; -1: off) */
     int forced_mode;
+    /* RACKDB_JIT_LEAN_START=on|off: cg_jit_lean_start (-1: not set) */
+    int lean_start;
 
     atomic_uint_fast64_t next_module_id;
     atomic_size_t live_code;
@@ -260,6 +262,10 @@ sto_status cg_jit_create(const cg_jit_options *options, cg_jit **out)
     jit->forced_mode = -1;
     if (forced && strcmp(forced, "fast") == 0) jit->forced_mode = CG_MODE_FAST;
     if (forced && strcmp(forced, "opt") == 0) jit->forced_mode = CG_MODE_OPT;
+    const char *lean = getenv("RACKDB_JIT_LEAN_START");
+    jit->lean_start = -1;
+    if (lean && strcmp(lean, "on") == 0) jit->lean_start = 1;
+    if (lean && strcmp(lean, "off") == 0) jit->lean_start = 0;
     atomic_init(&jit->next_module_id, 1);
     atomic_init(&jit->live_code, 0);
     atomic_init(&jit->compiled, 0);
@@ -644,6 +650,11 @@ sto_status cg_jit_compile(cg_jit *jit, cg_module *m, cg_mode mode, cg_code **out
 cg_mode cg_jit_mode(const cg_jit *jit, cg_mode chosen)
 {
     return jit->forced_mode >= 0 ? (cg_mode)jit->forced_mode : chosen;
+}
+
+int cg_jit_lean_start(const cg_jit *jit)
+{
+    return jit->lean_start;
 }
 
 void *cg_code_fn(const cg_code *code, const char *name)

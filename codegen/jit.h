@@ -41,7 +41,9 @@
  * address ranges of all generated functions to /tmp/perf-<pid>.map, where
  * perf finds them (perf_map.h); RACKDB_JIT_MODE=fast or =opt makes
  * cg_jit_mode() answer that mode for every pipeline, whatever the engine's
- * rule chose (to measure what the rule trades, engine/jit_cost.h).
+ * rule chose (to measure what the rule trades, engine/jit_cost.h);
+ * RACKDB_JIT_LEAN_START=on or off switches the executor's lean adaptive
+ * start (cg_jit_lean_start).
  *
  * The target is x86-64-v3 (AVX2, BMI2, FMA) unless native_cpu is asked for,
  * so the code runs anywhere the rest of rackdb (-march=x86-64-v3) runs,
@@ -121,6 +123,11 @@ void cg_jit_cache_clear(cg_jit *jit);
 /* The mode to compile a pipeline in, given the one the engine's rule
  * chose: RACKDB_JIT_MODE's when it was set as the JIT was created. */
 cg_mode cg_jit_mode(const cg_jit *jit, cg_mode chosen);
+
+/* RACKDB_JIT_LEAN_START as the JIT was created: 1 for "on", 0 for "off",
+ * -1 when unset (the engine's default). Switches the executor's adaptive
+ * start without a spare core (engine/executor.c), for measurement. */
+int cg_jit_lean_start(const cg_jit *jit);
 
 /* The address of function `name` (as given to cg_fn_begin), NULL if none. */
 void *cg_code_fn(const cg_code *code, const char *name);

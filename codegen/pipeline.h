@@ -175,6 +175,16 @@ typedef enum cg_step_kind {
     CG_STEP_PROBE,   /* probe a join's hash table (probe below) */
 } cg_step_kind;
 
+/* A join build row's packed layout (cg_probe.layout, cg_sink.join_layout):
+ * column i's value at offset[i] in its C type's width (strings 16 bytes,
+ * 8-byte types 8-aligned), its NULL byte (1 = NULL) at null_offset[i];
+ * `bytes` in all, a multiple of 8. A build entry is what a probe reaches
+ * through a cache miss: packed, an INTEGER takes 4 bytes of it, not 16. */
+typedef struct cg_row_layout {
+    uint32_t bytes;
+    const uint32_t *offset, *null_offset;
+} cg_row_layout;
+
 /* How a probe turns matches into tuples (engine/rt_join.h has the rules). */
 typedef enum cg_join_kind {
     CG_JOIN_INNER,  /* one tuple per match */
@@ -189,7 +199,8 @@ typedef enum cg_join_kind {
 } cg_join_kind;
 
 /* A probe into a table of build entries: each entry is `entry_head` bytes
- * (a next pointer at 0, the 64-bit hash at 8) then a row of ncols slots: the
+ * (a next pointer at 0, the 64-bit hash at 8) then a row of ncols columns
+ * (slots, or packed by `layout`): the
  * build columns ids[0..nids) then the nkeys build-side key values. The
  * table is a power-of-two array of words (pointer in the low 48 bits, a tag
  * bit (hash >> 32 & 15) + 48 set per chain member); the words' address and
@@ -201,8 +212,9 @@ typedef struct cg_probe {
     const sql_bexpr *const *keys; /* probe-side key expressions */
     uint32_t nids, ncols;
     const sql_colid *ids;
-    const sql_bexpr *residual; /* NULL: none */
-    sql_colid mark;            /* MARK: the mark column */
+    const cg_row_layout *layout; /* of the entries' rows; NULL: the row format */
+    const sql_bexpr *residual;   /* NULL: none */
+    sql_colid mark;              /* MARK: the mark column */
     const void *table;
     /* table_in_state: the table's address is read from worker_state +
      * table_state_offset instead (a partitioned join: each morsel probes
@@ -258,11 +270,21 @@ typedef struct cg_step {
     /* FILTER: the planner's estimate of the share of rows that pass, or 0
      * when there is none. A pipeline's first filter runs over batches of
      * rows into a selection vector unless at least CG_DENSE_FILTER_SHARE
-     * of them pass (then the one loop costs less: see pipeline.c). */
+     * of them pass (then the one loop costs less: see pipeline.c).
+     * PROBE: the estimated output rows per probe row; a probe that tests a
+     * key bitmap or semi-join filter first, as the first step or after a
+     * first filter, tests it in the batch's selection loop too when fewer
+     * than CG_DENSE_FILTER_SHARE are expected (INNER, SEMI, FLAG, keys
+     * that are columns). */
     double pass_share;
 } cg_step;
 
 #define CG_DENSE_FILTER_SHARE 0.9
+
+/* Whether steps[i] is a probe whose key bitmap or semi-join filter is
+ * tested in the batch loop (see pass_share; EXPLAIN shows it): the first
+ * step, or the one after a first filter. */
+bool cg_steps_pretest(const cg_step *steps, uint32_t nsteps, uint32_t i);
 
 typedef enum cg_sink_kind {
     CG_SINK_ROWS, /* append exprs as one row (row format over ncols) */
@@ -287,6 +309,7 @@ typedef struct cg_sink {
     cg_rows_append_fn append;
     /* JOIN */
     uint32_t join_nkeys;
+    const cg_row_layout *join_layout; /* NULL: the row format */
     cg_join_append_fn join_append;
     cg_join_append_null_fn join_append_null;
     /* a partitioned join's probe side: rows with a NULL key are appended

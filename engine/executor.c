@@ -139,6 +139,7 @@ typedef struct wstate {
      * (the probe step reads it from here: cg_probe.table_in_state) */
     const eng_join_ht *join_table;
     eng_sm_cursor join_cursor; /* the same for a sort-merge join */
+    uint8_t lean_role;         /* LEAN_*: this worker's part in a lean start */
 } wstate;
 
 /* A join's table and the build entries it points at; they live until the
@@ -221,9 +222,88 @@ typedef struct prun {
     cg_pipeline_code opt_code;
     unsigned switch_after; /* eng_exec_env.jit_switch_after */
     _Atomic uint64_t fast_morsels;
+    /* Lean start (no spare core, lean_start): the FAST code is compiled by
+     * the first FAST worker from lean_desc, into fast_code, under
+     * fast_lock; at most lean_fast_max workers run it (the others wait for
+     * the OPT code, leaving their cores to its compile). */
+    bool lean;
+    unsigned lean_fast_max;
+    atomic_uint lean_fast_workers;
+    cg_pipeline_desc lean_desc;
+    pthread_mutex_t fast_lock;
+    atomic_int fast_state; /* FAST_* */
+    cg_pipeline_code fast_code;
 } prun;
 
 enum { UPGRADE_PENDING, UPGRADE_DONE, UPGRADE_FAILED };
+enum { FAST_NONE, FAST_READY, FAST_FAILED };
+enum { LEAN_UNSET, LEAN_FAST, LEAN_WAIT };
+
+/* A lean start's FAST code, compiled by the first worker to need it. */
+static sto_status lean_fast_fn(prun *r, cg_pipeline_fn *fn)
+{
+    int s = atomic_load_explicit(&r->fast_state, memory_order_acquire);
+    sto_status st = STO_OK;
+    if (s == FAST_NONE) {
+        pthread_mutex_lock(&r->fast_lock);
+        s = atomic_load_explicit(&r->fast_state, memory_order_relaxed);
+        if (s == FAST_NONE) {
+            st = cg_pipeline_compile(r->env->shared->jit, &r->lean_desc, CG_MODE_FAST,
+                                     &r->fast_code);
+            s = st ? FAST_FAILED : FAST_READY;
+            atomic_store_explicit(&r->fast_state, s, memory_order_release);
+        }
+        pthread_mutex_unlock(&r->fast_lock);
+    }
+    if (s == FAST_FAILED && !st)
+        st = sto_error(STO_INTERNAL_ERROR, "codegen: the pipeline's FAST code failed to compile");
+    *fn = r->fast_code.fn;
+    return st;
+}
+
+/* Takes the OPT code of an adaptive start (blocking: a lean start's
+ * waiting worker) or looks whether it is done (trylock: a worker running
+ * FAST code looks between morsels and goes on if another has the lock). */
+static int upgrade_poll(prun *r, bool block)
+{
+    int s = atomic_load_explicit(&r->upgrade_state, memory_order_acquire);
+    if (s != UPGRADE_PENDING) return s;
+    if (block)
+        pthread_mutex_lock(&r->upgrade_lock);
+    else if (pthread_mutex_trylock(&r->upgrade_lock) != 0)
+        return s;
+    s = atomic_load_explicit(&r->upgrade_state, memory_order_relaxed);
+    if (s == UPGRADE_PENDING && (block || cg_compile_task_done(r->upgrade))) {
+        sto_status st = cg_compile_task_await(r->upgrade, &r->opt_code);
+        s = st ? UPGRADE_FAILED : UPGRADE_DONE;
+        sto_status_free(st);
+        atomic_store_explicit(&r->upgrade_state, s, memory_order_release);
+    }
+    pthread_mutex_unlock(&r->upgrade_lock);
+    return s;
+}
+
+/* The code a lean start's worker runs its next morsel with. The first
+ * lean_fast_max workers to come run FAST code (the first compiles it)
+ * until the OPT code is done; the others wait for the OPT code, compiling
+ * it themselves if no pool thread has started it. A failed OPT compile
+ * leaves everyone on FAST code. */
+static sto_status lean_fn(prun *r, wstate *w, cg_pipeline_fn *fn)
+{
+    if (w->lean_role == LEAN_UNSET)
+        w->lean_role =
+            atomic_fetch_add(&r->lean_fast_workers, 1) < r->lean_fast_max ? LEAN_FAST : LEAN_WAIT;
+    /* jit_switch_after (tests): FAST workers wait too after that many */
+    bool wait = w->lean_role == LEAN_WAIT ||
+                (r->switch_after && atomic_load(&r->fast_morsels) >= r->switch_after);
+    int s = upgrade_poll(r, wait);
+    if (s == UPGRADE_DONE) {
+        *fn = r->opt_code.fn;
+        return STO_OK;
+    }
+    atomic_fetch_add_explicit(&r->fast_morsels, 1, memory_order_relaxed);
+    return lean_fast_fn(r, fn);
+}
 
 /* The code the next morsel runs: the OPT code once an adaptive start's
  * compile is done. A failed OPT compile leaves the FAST code running. */
@@ -301,7 +381,16 @@ static int morsel(void *ctx, void *state, uint64_t begin, uint64_t end)
     atomic_fetch_add_explicit(&r->rows_in, end - begin, memory_order_relaxed);
     uint64_t before = r->stop_early ? w->sink.rows.rows : 0;
     cg_error err = cg_error_none();
-    int32_t rc = current_fn(r)(&err, r, w, begin, end);
+    cg_pipeline_fn fn = r->lean ? NULL : current_fn(r);
+    if (r->lean) {
+        sto_status st = lean_fn(r, w, &fn);
+        if (st) {
+            sto_status_free(w->err);
+            w->err = st;
+            return ENG_RC_INTERNAL_ERROR;
+        }
+    }
+    int32_t rc = fn(&err, r, w, begin, end);
     if (rc) {
         sto_status_free(w->err);
         w->err = cg_error_status(&err);
@@ -459,6 +548,7 @@ static void describe(const eng_physical *ph, const eng_pipe *p, prun *r, const e
         k->ncols = p->nexprs;
         k->exprs = p->exprs;
         k->join_nkeys = p->join_nkeys;
+        k->join_layout = p->sink == ENG_SINK_JOIN && p->probe ? p->probe->layout : NULL;
         k->join_null_keyed = p->sink == ENG_SINK_PARTITION;
         if (p->sink == ENG_SINK_PARTITION) {
             /* rows failing the build side's filter are never partitioned */
@@ -525,6 +615,7 @@ static sto_status append_unmatched(const eng_pipe *p, const eng_pipe *build, joi
             if (build->out_ids[b] == p->out_ids[c]) from[c] = (int)b;
     }
     uint32_t rb = out->row_bytes, bn = build->nexprs;
+    const cg_row_layout *bl = build->probe ? build->probe->layout : NULL;
     void *data = NULL;
     size_t bytes = (size_t)(out->rows + extra) * rb;
     if (!st && extra) st = eng_mem_alloc(mem, bytes, -1, &data);
@@ -543,10 +634,15 @@ static sto_status append_unmatched(const eng_pipe *p, const eng_pipe *build, joi
                             row[cg_row_null_offset(p->nexprs, c)] = 1;
                             continue;
                         }
-                        memcpy(row + (size_t)c * CG_ROW_SLOT, src + (size_t)from[c] * CG_ROW_SLOT,
-                               CG_ROW_SLOT);
+                        uint32_t f = (uint32_t)from[c];
+                        if (bl) /* packed: the value's own width into the slot */
+                            memcpy(row + (size_t)c * CG_ROW_SLOT, src + bl->offset[f],
+                                   sto_type_width(build->exprs[f]->type.id));
+                        else
+                            memcpy(row + (size_t)c * CG_ROW_SLOT, src + (size_t)f * CG_ROW_SLOT,
+                                   CG_ROW_SLOT);
                         row[cg_row_null_offset(p->nexprs, c)] =
-                            src[cg_row_null_offset(bn, (uint32_t)from[c])];
+                            src[bl ? bl->null_offset[f] : cg_row_null_offset(bn, f)];
                     }
                     row += rb;
                 }
@@ -605,7 +701,8 @@ static sto_status join_keybits(join_rt *j)
     unsigned bytes[32];
     unsigned n = pr->nkeys < 32 ? pr->nkeys : 32;
     for (unsigned c = 0; c < n; c++) {
-        offsets[c] = ENG_JOIN_ENTRY_HEAD + (pr->ncols - pr->nkeys + c) * CG_ROW_SLOT;
+        uint32_t i = pr->ncols - pr->nkeys + c;
+        offsets[c] = ENG_JOIN_ENTRY_HEAD + (pr->layout ? pr->layout->offset[i] : i * CG_ROW_SLOT);
         bytes[c] = pr->kb_cols >> c & 1 ? (unsigned)sto_type_width(pr->keys[c]->type.id) : 0;
     }
     return eng_join_ht_keybits(&j->ht, offsets, bytes, n,
@@ -714,6 +811,21 @@ static bool spare_core(const eng_exec_env *env)
     return eng_sched_threads(env->shared->sched) > env->threads;
 }
 
+/* Whether a pipeline whose OPT code is not ready may start lean: without a
+ * spare core, all workers but one run FAST code while the remaining core
+ * compiles the OPT code, and the last worker waits for it (run_pipe).
+ * RACKDB_JIT_LEAN_START (cg_jit_lean_start) switches it, for measurement;
+ * eng_exec_env.jit_lean_start forces it (tests). */
+#define LEAN_START_DEFAULT 0
+
+static bool lean_start(const eng_exec_env *env)
+{
+    if (env->threads < 2) return false;
+    if (env->jit_lean_start) return true;
+    int set = cg_jit_lean_start(env->shared->jit);
+    return !spare_core(env) && (set >= 0 ? set == 1 : LEAN_START_DEFAULT);
+}
+
 /* The entry stride of the partitioned join a PARTS pipeline reads. */
 static uint32_t parts_stride(const join_rt *parts_in)
 {
@@ -749,12 +861,14 @@ static sto_status run_pipe(const eng_exec_env *env, const eng_physical *ph, cons
     memset(&r, 0, sizeof(r));
     pthread_mutex_init(&r.fin_lock, NULL);
     pthread_mutex_init(&r.upgrade_lock, NULL);
+    pthread_mutex_init(&r.fast_lock, NULL);
     r.env = env;
     r.p = p;
     r.strings = strings;
     r.rows_base = input ? input->data : NULL;
     uint32_t ncols = p->sink == ENG_SINK_AGG ? p->agg.nkeys + p->agg.naggs : p->nexprs;
-    r.row_bytes = cg_row_bytes(ncols);
+    r.row_bytes = p->sink == ENG_SINK_JOIN && p->probe && p->probe->layout ? p->probe->layout->bytes
+                                                                           : cg_row_bytes(ncols);
     r.join = join;
     r.radix_src = parts_in;
     r.radix_sink = parts_out;
@@ -856,8 +970,27 @@ static sto_status run_pipe(const eng_exec_env *env, const eng_physical *ph, cons
             ahead->task && cg_compile_task_mode(ahead->task) == CG_MODE_OPT &&
             (p->source == ENG_SOURCE_TABLE || p->source == ENG_SOURCE_PIPE) &&
             (env->jit_switch_after || (spare_core(env) && !cg_compile_task_done(ahead->task)));
+        /* lean: only while the OPT compile has a core to itself, that is
+         * runs on the pool or starts there at once (or a test forces it) */
+        bool lean = ahead->task && cg_compile_task_mode(ahead->task) == CG_MODE_OPT &&
+                    (p->source == ENG_SOURCE_TABLE || p->source == ENG_SOURCE_PIPE) &&
+                    lean_start(env) && !cg_compile_task_done(ahead->task) &&
+                    (env->jit_lean_start || cg_compile_task_started(ahead->task) ||
+                     cg_compile_pool_has_idle_thread(env->shared->compile));
+        adaptive = adaptive && !lean;
         if (ahead->task) ahead->rows_base = r.rows_base;
-        if (adaptive) {
+        if (lean) {
+            /* the workers compile the FAST code themselves (lean_fn) */
+            describe(ph, p, &r, input, &r.lean_desc);
+            r.lean_desc.cache = env->jit_cache;
+            r.lean = true;
+            unsigned cores = eng_sched_threads(env->shared->sched);
+            r.lean_fast_max = threads < cores ? threads - 1 : cores > 1 ? cores - 1 : 1;
+            r.switch_after = env->jit_switch_after;
+            r.upgrade = ahead->task;
+            ahead->task = NULL;
+            mode = CG_MODE_FAST;
+        } else if (adaptive) {
             /* start with FAST code rather than wait for the OPT code */
             cg_pipeline_desc d;
             describe(ph, p, &r, input, &d);
@@ -880,7 +1013,7 @@ static sto_status run_pipe(const eng_exec_env *env, const eng_physical *ph, cons
         r.fn = code.fn;
         stats->compile_work_ms = (double)code.compile_us / 1e3;
         stats->mode = mode;
-        if (!st) stats->ir_instructions = cg_code_stats(code.code)->ir_instructions;
+        if (!st && code.code) stats->ir_instructions = cg_code_stats(code.code)->ir_instructions;
     }
     double t1 = now_ms();
     stats->compile_ms = t1 - t0;
@@ -915,11 +1048,17 @@ static sto_status run_pipe(const eng_exec_env *env, const eng_physical *ph, cons
     }
     eng_job_free(job);
     if (r.upgrade) {
+        stats->lean = r.lean;
         stats->fast_morsels = atomic_load(&r.fast_morsels);
         stats->switched = atomic_load(&r.upgrade_state) == UPGRADE_DONE;
+        if (r.fast_code.code) {
+            stats->compile_work_ms += (double)r.fast_code.compile_us / 1e3;
+            stats->ir_instructions = cg_code_stats(r.fast_code.code)->ir_instructions;
+        }
         if (stats->switched) {
             stats->mode = CG_MODE_OPT;
             stats->compile_work_ms += (double)r.opt_code.compile_us / 1e3;
+            stats->ir_instructions = cg_code_stats(r.opt_code.code)->ir_instructions;
         } else if (atomic_load(&r.upgrade_state) == UPGRADE_PENDING) {
             /* the OPT code came too late: the query's end drops it, so
              * that this pipeline does not wait for it now */
@@ -991,8 +1130,10 @@ static sto_status run_pipe(const eng_exec_env *env, const eng_physical *ph, cons
     sto_status_free(finalize_error(&r));
     pthread_mutex_destroy(&r.fin_lock);
     pthread_mutex_destroy(&r.upgrade_lock);
+    pthread_mutex_destroy(&r.fast_lock);
     cg_pipeline_code_free(&code);
     cg_pipeline_code_free(&r.opt_code);
+    cg_pipeline_code_free(&r.fast_code);
     if (st) eng_rowset_free(output);
     return st;
 }
@@ -1043,9 +1184,9 @@ static void parts_predict(const eng_physical *ph, const eng_pipe *p, const eng_p
 
 /* Hands pipelines to the compile pool before the query runs; ahead[i].task
  * is pipeline i's, or NULL. Pipeline 0 goes only when it wants OPT code
- * and a core is spare (spare_core): the query starts it with FAST code it
- * compiles itself and switches when the pool's OPT code is ready
- * (run_pipe); otherwise the query compiles it at once.
+ * and a core is spare (spare_core) or a lean start is on (lean_start):
+ * the query starts it with FAST code and switches when the pool's OPT code
+ * is ready (run_pipe); otherwise the query compiles it at once.
  * The compile mode depends on the input's size: exact for a table or
  * VALUES; for another pipeline's rows the planner's estimate
  * stands in, with the row size that pipeline's sink makes, and run_pipe
@@ -1091,7 +1232,8 @@ static void compile_ahead(const eng_exec_env *env, const eng_physical *ph, ahead
             r.radix_src = &parts;
         }
         cg_mode mode = cg_jit_mode(env->shared->jit, eng_jit_mode(p, in_rows, env->threads));
-        if (i == 0 && (mode != CG_MODE_OPT || !(spare_core(env) || env->jit_switch_after)))
+        if (i == 0 &&
+            (mode != CG_MODE_OPT || !(spare_core(env) || env->jit_switch_after || lean_start(env))))
             continue;
         cg_pipeline_desc d;
         describe(ph, p, &r, &input, &d);

@@ -65,6 +65,10 @@ typedef struct eng_exec_env {
      * jit_switch_after = N > 0 (tests) makes it run exactly N morsels with
      * the quick code, then wait for the optimized code. */
     unsigned jit_switch_after;
+    /* Tests: start such a pipeline lean (executor.c's lean_start: all
+     * workers but one on FAST code, the last waits for the OPT code) even
+     * where RACKDB_JIT_LEAN_START or a spare core would not. */
+    bool jit_lean_start;
 } eng_exec_env;
 
 /* Figures of one pipeline, for EXPLAIN ANALYZE and timing reports. */
@@ -79,6 +83,7 @@ typedef struct eng_pipe_stats {
      * compiled, and whether the OPT code then took over (mode is OPT) */
     uint64_t fast_morsels;
     bool switched;
+    bool lean; /* the adaptive start was a lean one (executor.c, lean_start) */
     unsigned workers;
     uint64_t morsels;
     unsigned ir_instructions;

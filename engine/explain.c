@@ -29,6 +29,7 @@
 
 #include "engine/executor.h"
 #include "engine/optimize.h"
+#include "engine/rt_join.h"
 
 typedef struct text {
     char *buf;
@@ -119,6 +120,10 @@ static void put_sink(text *t, const eng_physical *ph, const eng_pipe *p, const e
                 put(t, "*");
             put(t, ")");
         }
+        for (uint32_t h = 0; h < p->agg.nhaving; h++) {
+            put(t, h ? " AND " : "  HAVING ");
+            put_expr(t, ctx, p->agg_having[h]);
+        }
         if (eng_phys_setop_note(p, note, sizeof(note))) put(t, "  %s", note);
         break;
     case ENG_SINK_SORT:
@@ -150,7 +155,9 @@ static void put_sink(text *t, const eng_physical *ph, const eng_pipe *p, const e
             put_expr(t, ctx, p->exprs[p->nout + k]);
         }
         if (st && p->join_algorithm == ENG_JOIN_ALGO_HASH)
-            put(t, "  (table built in %.3f ms%s%s)", st->join_ms,
+            put(t, "  (table built in %.3f ms; %u-byte entries%s%s)", st->join_ms,
+                eng_join_entry_stride(p->probe && p->probe->layout ? p->probe->layout->bytes
+                                                                   : cg_row_bytes(p->nexprs)),
                 st->join_filter ? "; semi-join filter" : "",
                 st->join_unique    ? "; key bitmap, unique keys"
                 : st->join_keybits ? "; key bitmap"
@@ -233,6 +240,8 @@ static void put_steps(text *t, const eng_physical *ph, const eng_pipe *p, const 
                 put(t, pr->keybits_decide   ? " (key bitmap decides)"
                        : pr->keybits_unique ? " (key bitmap decides if unique)"
                                             : " (key bitmap)");
+            if (p->source != ENG_SOURCE_PARTS && cg_steps_pretest(p->steps, p->nsteps, i))
+                put(t, " (tested in batches)");
             for (uint32_t k = 0; k < pr->nkeys; k++) {
                 put(t, k ? ", " : " ");
                 put_expr(t, ctx, pr->keys[k]);

@@ -272,6 +272,22 @@ static sto_status open_partitioned(builder *b, unsigned bp, const sql_lop *op, c
  * does not (ENG_JOIN_FILTER_MIN_ENTRIES). INNER, SEMI and ANTI joins say from their estimates how
  * many probe rows match; FLAG probes (SEMI/ANTI built on the left) use it
  * whenever the probe side is the bigger one; the other kinds never do. */
+/* A probe's batch pre-test (probe_pretests in codegen/pipeline.c) makes
+ * its pipeline's IR a fifth to three quarters larger, which only many rows
+ * repay: q20's 10K supplier rows waited 8 ms for code that saved nothing,
+ * q22's 1.5M orders saved 1.3 ms of run time for 4 ms more compile, q08's
+ * 6M lineitems gained a quarter. Below this many estimated probe rows it
+ * is not asked for (2M against 1M: q03, q05, q07, q08 and q22 faster at
+ * SF 1, three interleaved runs); RACKDB_PRETEST_MIN_ROWS in the
+ * environment overrides it (tests, measurements). */
+#define PRETEST_MIN_ROWS 2000000.0
+
+static double pretest_min_rows(void)
+{
+    const char *e = getenv("RACKDB_PRETEST_MIN_ROWS");
+    return e && *e ? strtod(e, NULL) : PRETEST_MIN_ROWS;
+}
+
 #define FILTER_MIN_BUILD_ROWS ((double)ENG_JOIN_FILTER_MIN_ENTRIES)
 #define FILTER_MAX_MATCH      0.5
 
@@ -465,6 +481,8 @@ static sto_status open_join(builder *b, const sql_lop *op, unsigned *id)
     STO_TRY(open_pipe(b, probe, id));
     if (radix) STO_TRY(open_partitioned(b, bp, op, probe, &js, id));
     cg_step step = {CG_STEP_PROBE, NULL, 0, NULL, pr};
+    if (probe->est_rows >= pretest_min_rows() && probe->est_rows > 0 && op->est_rows >= 0)
+        step.pass_share = op->est_rows / probe->est_rows;
     STO_TRY(add_step(b, *id, op, step));
     if (!outer_build) return STO_OK;
     /* The build rows no probe matched come after the probe's rows: the join
@@ -682,6 +700,8 @@ sto_status eng_physical_build(const sql_plan *plan, eng_physical **out)
             ph->npipes = b.n;
             ph->pipes = pipes;
             ph->result_slots = slots;
+            st = eng_phys_narrow_builds(&b, ph);
+            if (!st) st = eng_phys_agg_having(&b, ph);
         }
     }
     free(b.pipes);

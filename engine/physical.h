@@ -97,6 +97,8 @@ typedef struct eng_pipe {
     eng_agg_layout agg;    /* AGG */
     cg_agg_slot *agg_slots;
     const sql_bexpr **agg_keys;
+    /* AGG: the agg.nhaving conjuncts the merge tests (physical_having.c) */
+    const sql_bexpr **agg_having;
     double est_rows; /* rows entering the pipeline, as estimated */
     /* JOIN: the probe step that reads the table this pipeline builds (its
      * run-time cells are set by the executor), its key count (the last

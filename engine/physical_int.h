@@ -63,6 +63,15 @@ sto_status eng_phys_open_join(eng_phys_builder *b, const sql_lop *op, unsigned *
 /* Records that pipeline `pipe` ends in op's aggregation. */
 sto_status eng_phys_remember_agg(eng_phys_builder *b, const sql_lop *op, unsigned pipe);
 
+/* Drops from every hash join's build rows the columns that nothing after
+ * its probe step reads (physical_narrow.c); ph's pipelines are final. */
+sto_status eng_phys_narrow_builds(eng_phys_builder *b, eng_physical *ph);
+
+/* Moves the HAVING conjuncts that compare an output column with a
+ * constant from the FILTER reading an aggregation into the aggregation
+ * (physical_having.c); ph's pipelines are final. */
+sto_status eng_phys_agg_having(eng_phys_builder *b, eng_physical *ph);
+
 /* UNION / INTERSECT / EXCEPT [ALL] (physical_setop.c). */
 sto_status eng_phys_setop(eng_phys_builder *b, const sql_lop *op, unsigned *id);
 

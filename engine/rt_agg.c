@@ -831,6 +831,13 @@ static sto_status emit_at(const eng_agg_layout *l, const uint8_t *key, const uin
     return STO_OK;
 }
 
+/* 1 when the row just written at the end of the output is kept, 0 when it
+ * fails the HAVING conjuncts: the next row is written over it. */
+static inline uint64_t kept(const eng_agg_layout *l, const uint8_t *row)
+{
+    return !l->nhaving || eng_agg_having_pass(l, row);
+}
+
 /* Appends the output row of one group. */
 static sto_status emit(const eng_agg_layout *l, const uint8_t *key, const uint8_t *states,
                        eng_rows_sink *out)
@@ -1068,8 +1075,9 @@ static sto_status fold_direct(const eng_agg_layout *l, const eng_rt_mem *m,
     for (uint64_t i = 0; !st && i < mt.slots; i++) {
         uint8_t *e = merge_entry(l, &mt, i);
         if (!e[ENG_AGG_ENTRY_USED]) continue;
-        st = emit_at(l, entry_key(e), entry_states(l, e), out->data + out->rows * rb, rb);
-        out->rows++;
+        uint8_t *row = out->data + out->rows * rb;
+        st = emit_at(l, entry_key(e), entry_states(l, e), row, rb);
+        out->rows += kept(l, row);
     }
     eng_rt_free(m, mt.t, mt.slots * l->entry_bytes);
     return st;
@@ -1136,8 +1144,9 @@ static sto_status merge_hashed(eng_agg_local *const *locals, unsigned n, unsigne
         walk_start(&w, locals[i], part, runs);
         for (uint8_t *e; !st && (e = walk_next(&w));) {
             if (e[ENTRY_FOLDED]) continue;
-            st = emit_at(l, entry_key(e), entry_states(l, e), out->data + out->rows * rb, rb);
-            out->rows += !st;
+            uint8_t *row = out->data + out->rows * rb;
+            st = emit_at(l, entry_key(e), entry_states(l, e), row, rb);
+            out->rows += !st && kept(l, row);
         }
     }
     arena_free(&sets, &m);
@@ -1162,9 +1171,9 @@ sto_status eng_agg_merge_part(eng_agg_local *const *locals, unsigned n, unsigned
     for (unsigned i = 0; i < n; i++)
         for (eng_agg_block *b = locals[i]->runs.parts[part].blocks; b; b = b->next)
             for (uint8_t *e = block_first(b); e < block_end(b); e += eb) {
-                STO_TRY(
-                    emit_at(l, entry_key(e), entry_states(l, e), out->data + out->rows * rb, rb));
-                out->rows++;
+                uint8_t *row = out->data + out->rows * rb;
+                STO_TRY(emit_at(l, entry_key(e), entry_states(l, e), row, rb));
+                out->rows += kept(l, row);
             }
     return STO_OK;
 }

@@ -13,11 +13,19 @@
  * cache and runs would only add their checks. */
 #define RUNS_MIN_GROUPS 4096.0
 
-/* Below this many rows a group, most runs are one row: a call to the
- * runtime per row costs more than the table's inline insert (q13's
- * 150K customers, one row each: about 5% more time for the query in four
- * interleaved pairs). */
-#define RUNS_MIN_ROWS_PER_GROUP 2.0
+/* Runs of one row cost a runtime call each where the table inserts
+ * inline, but a table over many groups spills them, and the merge folds
+ * every spilled entry, where a finished run is written once and emitted
+ * as it is. Session 7 required two rows a group (q13's 150K customers,
+ * one row each: about 5% more time for the query in four interleaved
+ * wall-clock pairs); in session 8 (load 6-9, so compared by perf samples
+ * within each run) runs for q11's 30K parts of about one row each halved
+ * the aggregation runtime's samples against those of the scan pipeline
+ * feeding it (0.54-0.61 to 0.27-0.29 of them, four runs), and q13's
+ * pipelines plus the aggregation runtime against its orders scan were
+ * within the noise (1.43-1.72 with runs, 1.50-1.70 without, four pairs).
+ * So every group may be a run of its own. */
+#define RUNS_MIN_ROWS_PER_GROUP 1.0
 
 bool eng_agg_runs_fit(const eng_agg_layout *l, bool key_nullable, double groups, double rows)
 {

@@ -1,7 +1,8 @@
 /*
  * digits.h — decimal digits without a division per digit, for the
  * generator's zero-padded keys and phone numbers (tpch/gen.c: "Clerk#",
- * "Customer#", "Supplier#" keys, "CC-AAA-EEE-NNNN").
+ * "Customer#", "Supplier#" keys, "CC-AAA-EEE-NNNN") and the .tbl writer's
+ * numbers.
  *
  * tpch_digits8 turns n < 10^8 into its eight digits (leading zeros
  * included) in one 64-bit word, the most significant digit in the lowest
@@ -11,8 +12,9 @@
  * v * 5243 >> 19 for v < 43699; v / 10 = v * 103 >> 10 for v < 179).
  * A writer stores all eight bytes; what lands past the number is
  * overwritten by the next field, so output buffers keep TPCH_DIGITS_SLACK
- * bytes of room. (For the .tbl writer's numbers of a few digits, its loop
- * of two-digit steps measured faster: docs/tpch_gen.md, session 6.)
+ * bytes of room. The .tbl writer (tpch/gen_files.c) uses it too for
+ * numbers of 3 to 8 digits, whose length varies from row to row: a loop of
+ * two-digit steps took fewer instructions but mispredicted its exit.
  */
 #ifndef RACKDB_TPCH_DIGITS_H
 #define RACKDB_TPCH_DIGITS_H

@@ -12,6 +12,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "tpch/digits.h"
 #include "tpch/file_writer.h"
 #include "tpch/schema.h"
 
@@ -34,8 +35,38 @@ static inline __attribute__((always_inline)) int digits_of(uint64_t n)
     return d + (n >= 10);
 }
 
+/* Digits of n < 10^8 (1 for 0) without a loop: the bit length times
+ * log10(2) (1233 / 4096) is the digit count or one less, and one
+ * comparison with a power of ten settles it (n | 1 counts 0 as a digit
+ * and changes no other comparison: the powers past 1 are even). */
+static inline __attribute__((always_inline)) int digits_of_small(uint32_t n)
+{
+    static const uint32_t pow10[9] = {1,      10,      100,      1000,     10000,
+                                      100000, 1000000, 10000000, 100000000};
+    int t = ((32 - __builtin_clz(n | 1)) * 1233) >> 12;
+    return t + ((n | 1) >= pow10[t]);
+}
+
+/* n in decimal, without a branch on its length, which varies from row to
+ * row (prices, part and supplier keys): numbers below 100 are one pair of
+ * a table, those below 10^8 (every key and price below SF 10's order keys)
+ * take their eight digits at once (tpch/digits.h) and drop the leading
+ * zeros with a shift; stores up to TPCH_DIGITS_SLACK bytes past them. */
 static inline __attribute__((always_inline)) char *put_uint(char *out, uint64_t n)
 {
+    if (n < 100) {
+        /* line numbers, quantities, the units of discounts and taxes: the
+         * pair "0n" from its second byte on when n < 10 */
+        size_t one = n < 10;
+        memcpy(out, digit_pairs + 2 * n + one, 2);
+        return out + 2 - one;
+    }
+    if (n < 100000000) {
+        int len = digits_of_small((uint32_t)n);
+        uint64_t w = (tpch_digits8((uint32_t)n) | TPCH_ASCII_ZEROS) >> (8 * (8 - len));
+        memcpy(out, &w, 8);
+        return out + len;
+    }
     int len = digits_of(n);
     char *p = out + len;
     while (n >= 100) {
@@ -142,23 +173,31 @@ static void formatter_init(formatter *f)
         put_date(f->dates[i], DATE_CACHE_FIRST + i);
 }
 
-static inline char *put_INT(char *p, const tpch_value *v, const formatter *f)
+static inline __attribute__((always_inline)) char *put_INT(char *p, const tpch_value *v,
+                                                           const formatter *f, int max)
 {
+    (void)max;
     (void)f;
     return put_int(p, v->i);
 }
-static inline char *put_MONEY(char *p, const tpch_value *v, const formatter *f)
+static inline __attribute__((always_inline)) char *put_MONEY(char *p, const tpch_value *v,
+                                                             const formatter *f, int max)
 {
+    (void)max;
     (void)f;
     return put_money(p, v->i);
 }
-static inline char *put_WHOLE(char *p, const tpch_value *v, const formatter *f)
+static inline __attribute__((always_inline)) char *put_WHOLE(char *p, const tpch_value *v,
+                                                             const formatter *f, int max)
 {
+    (void)max;
     (void)f;
     return put_int(p, v->i / 100);
 }
-static inline char *put_DATE(char *p, const tpch_value *v, const formatter *f)
+static inline __attribute__((always_inline)) char *put_DATE(char *p, const tpch_value *v,
+                                                            const formatter *f, int max)
 {
+    (void)max;
     uint64_t i = (uint64_t)(v->i - DATE_CACHE_FIRST);
     if (f && i < DATE_CACHE_DAYS) {
         memcpy(p, f->dates[i], 10);
@@ -166,21 +205,33 @@ static inline char *put_DATE(char *p, const tpch_value *v, const formatter *f)
     }
     return put_date(p, v->i);
 }
-static inline char *put_CHAR(char *p, const tpch_value *v, const formatter *f)
+static inline __attribute__((always_inline)) char *put_CHAR(char *p, const tpch_value *v,
+                                                            const formatter *f, int max)
 {
     (void)f;
-    /* most strings are short: one fixed-size copy, no call (see TPCH_STR_SLACK) */
-    if (v->len <= TPCH_STR_SLACK)
+    /* The copies are fixed-size blocks (see TPCH_STR_SLACK) chosen by the
+     * column's declared length, so only the longest comments branch on
+     * their length, which varies from row to row: up to 32 bytes, one
+     * block; up to 64, the first 32 bytes and the last 32 of max(len, 32),
+     * which overlap, or coincide when len <= 32 (the bytes read stay within
+     * the string and the slack after it). */
+    uint32_t len = v->len;
+    if (max <= TPCH_STR_SLACK && len <= TPCH_STR_SLACK) {
         memcpy(p, v->s, TPCH_STR_SLACK);
-    else
-        memcpy(p, v->s, v->len);
-    return p + v->len;
+    } else if (max <= 2 * TPCH_STR_SLACK || len <= 2 * TPCH_STR_SLACK) {
+        uint32_t m = len > TPCH_STR_SLACK ? len : TPCH_STR_SLACK;
+        memcpy(p, v->s, TPCH_STR_SLACK);
+        memcpy(p + m - TPCH_STR_SLACK, v->s + m - TPCH_STR_SLACK, TPCH_STR_SLACK);
+    } else {
+        memcpy(p, v->s, len);
+    }
+    return p + len;
 }
 #define put_VARCHAR put_CHAR
 
 /* One straight-line formatter per table, from the column lists. */
 #define PUT_COLUMN(name, kind, len)                                                                \
-    p = put_##kind(p, v++, f);                                                                     \
+    p = put_##kind(p, v++, f, len);                                                                \
     *p++ = '|';
 #define TABLE_FORMATTER(id, list)                                                                  \
     static size_t format_##id(const tpch_value *v, char *out, const formatter *f)                  \
@@ -562,10 +613,11 @@ sto_status tpch_gen_files(const tpch_gen *g, const tpch_files_options *opt)
                 snprintf(label + strlen(label), sizeof(label) - strlen(label), "%s%s",
                          label[0] ? "+" : "", tpch_table_info_get((tpch_table_id)t)->name);
         p.label = label;
+        /* A pass's files stay open until every pass is done: closing one
+         * waits for the disk to take its last stages, and the next pass's
+         * workers would sit idle meanwhile (each open file keeps one
+         * partly filled stage, 4 MiB). */
         st = run_pass(&p, opt->threads);
-        /* this pass's files are complete: their buffers go back to the writer */
-        for (int t = 0; t < TPCH_TABLE_COUNT; t++)
-            if (tables & TPCH_BIT(t)) close_out(&files[t], &st);
     }
 
     for (int t = 0; t < TPCH_TABLE_COUNT; t++)

@@ -36,8 +36,11 @@
 typedef struct tpch_text_pool {
     char *bytes; /* TPCH_TEXT_POOL_SIZE bytes, not NUL-terminated */
     int64_t size;
-    size_t mapped;   /* bytes of the mapping behind `bytes` */
-    atomic_int refs; /* the generator's, and one per chunk pointing into it */
+    size_t mapped; /* bytes usable from `bytes` on */
+    void *mapping; /* the mapping that holds them, and its size */
+    size_t mapping_size;
+    size_t huge_bytes; /* of them, backed in huge pages (tpch/backing.h) */
+    atomic_int refs;   /* the generator's, and one per chunk pointing into it */
 } tpch_text_pool;
 
 /* Builds the pool with up to `threads` threads (>= 1), holding one

@@ -1,15 +1,17 @@
 /*
  * test_compile_pool.c — the compile pool's order of work (compile_pool.h):
- * pool threads take queued tasks first come, first served and leave held
- * tasks alone until released, in the mode given at release; a task nobody
- * started is compiled by the caller that finishes it, or withdrawn; a
- * caller waiting for a task a pool thread compiles fills the wait with FAST
- * tasks only, never an OPT one. Pausing the pool fixes which thread may
- * compile what, so each check holds whatever the timing. Every compiled
- * pipeline is called and must append its one row.
+ * pool threads take queued OPT tasks before FAST ones, each first come,
+ * first served, and leave held tasks alone until released, in the mode
+ * given at release; a task nobody started is compiled by the caller that
+ * finishes it, or withdrawn; a caller waiting for a task a pool thread
+ * compiles fills the wait with FAST tasks only, never an OPT one. Pausing
+ * the pool fixes which thread may compile what, so each check holds
+ * whatever the timing. Every compiled pipeline is called and must append
+ * its one row.
  */
 #include <stddef.h>
 #include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
@@ -147,6 +149,34 @@ static void test_held_tasks_wait_for_release(void)
     cg_compile_pool_destroy(pool);
 }
 
+/* F1 (FAST), O (OPT), F2 (FAST) queued while paused: the one pool thread
+ * starts O first, then F1 and F2 in their order. */
+static void test_pool_starts_opt_first(void)
+{
+    cg_compile_pool *pool = new_pool();
+    REQUIRE(pool);
+    cg_pipeline_desc d = one_row();
+    cg_compile_task *f1 = NULL, *o = NULL, *f2 = NULL;
+    cg_compile_pool_pause(pool, true);
+    REQUIRE(ok(cg_compile_submit(pool, &d, CG_MODE_FAST, &f1)));
+    REQUIRE(ok(cg_compile_submit(pool, &d, CG_MODE_OPT, &o)));
+    REQUIRE(ok(cg_compile_submit(pool, &d, CG_MODE_FAST, &f2)));
+    CHECK(cg_compile_task_start_seq(o) == 0);
+    cg_compile_pool_pause(pool, false);
+    CHECK(wait_done(f1));
+    CHECK(wait_done(o));
+    CHECK(wait_done(f2));
+    CHECK(cg_compile_task_start_seq(o) == 1);
+    CHECK(cg_compile_task_start_seq(f1) == 2);
+    CHECK(cg_compile_task_start_seq(f2) == 3);
+    finish_ok(f1, CG_MODE_FAST);
+    finish_ok(o, CG_MODE_OPT);
+    finish_ok(f2, CG_MODE_FAST);
+    cg_compile_pool_counters c = counters(pool);
+    CHECK_EQ_INT((int)c.by_pool, 3);
+    cg_compile_pool_destroy(pool);
+}
+
 /* A held task nobody released is compiled by the caller finishing it, in
  * the mode it was queued with; so is a queued task no thread took. */
 static void test_caller_compiles_unstarted(void)
@@ -215,8 +245,10 @@ static void test_waiting_caller_helps_with_fast_only(void)
 
 int main(void)
 {
+    unsetenv("RACKDB_JIT_OPT_FIRST"); /* the order under test */
     if (!ok(cg_jit_create(NULL, &jit))) return 1;
     RUN(test_held_tasks_wait_for_release);
+    RUN(test_pool_starts_opt_first);
     RUN(test_caller_compiles_unstarted);
     RUN(test_withdraw);
     RUN(test_waiting_caller_helps_with_fast_only);

@@ -272,8 +272,9 @@ static void test_fit(void)
     CHECK(eng_agg_runs_fit(&l, false, 1e6, 4e6));
     CHECK(!eng_agg_runs_fit(&l, true, 1e6, 4e6));
     CHECK(!eng_agg_runs_fit(&l, false, 10, 40));
-    /* groups of one row mostly */
-    CHECK(!eng_agg_runs_fit(&l, false, 1e6, 1.2e6));
+    /* groups of one row (q11's parts) */
+    CHECK(eng_agg_runs_fit(&l, false, 1e6, 1.2e6));
+    CHECK(eng_agg_runs_fit(&l, false, 1e6, 1e6));
     t.id = STO_TYPE_VARCHAR;
     CHECK(!eng_agg_runs_fit(&l, false, 1e6, 4e6));
     t.id = STO_TYPE_DOUBLE;
@@ -326,6 +327,12 @@ static void test_sql(void)
     CHECK_STREQ(Q("SELECT count(*), min(k) FROM (SELECT k FROM o2 GROUP BY k "
                   "HAVING sum(v) > 4000000) AS g"),
                 "12144|250000");
+    /* groups of one row each (t's i in order): every run is a group;
+     * the sum of group i is i */
+    const char *ones = "SELECT count(*), sum(c), sum(s), sum(CASE WHEN s <> i THEN 1 ELSE 0 END) "
+                       "FROM (SELECT i, count(*) AS c, sum(i) AS s FROM t GROUP BY i) AS g";
+    CHECK(explains(ones, "HASH AGGREGATE (ordered runs) GROUP i#"));
+    CHECK_STREQ(Q(ones), "1048576|1048576|549755289600|0");
     /* keys out of order (the rows reversed): runs turn off, same groups */
     CHECK_STREQ(Q("CREATE TABLE r (k INTEGER NOT NULL, v BIGINT NOT NULL)"), "CREATE TABLE");
     CHECK_STREQ(Q("INSERT INTO r SELECT k, v FROM o2 ORDER BY v DESC"), "INSERT 0 1048576");
@@ -335,6 +342,7 @@ static void test_sql(void)
     CHECK_STREQ(Q("SET threads = 1"), "SET");
     CHECK_STREQ(Q(runs), want);
     CHECK_STREQ(Q(nulls), want);
+    CHECK_STREQ(Q(ones), "1048576|1048576|549755289600|0");
     exec_close();
 }
 

@@ -95,6 +95,43 @@ static void test_money(void)
     }
 }
 
+/* Integers and money of every length, both signs, as printf spells them
+ * (the writer's numbers below 10^8 take another path than longer ones). */
+static void test_integers_match_printf(void)
+{
+    int bad = 0;
+    for (int i = 0; i < 300000; i++) {
+        int64_t key = (int64_t)(sample(i) >> 1), nation = (int64_t)(sample(i + 7) % 1000000000);
+        int64_t cents = (int64_t)(sample(i + 13) >> 2);
+        if (i & 1) nation = -nation;
+        if (i & 2) cents = -cents;
+        static char text[4][64];
+        snprintf(text[0], sizeof(text[0]), "Customer#000000001");
+        snprintf(text[1], sizeof(text[1]), "x");
+        snprintf(text[2], sizeof(text[2]), "BUILDING");
+        snprintf(text[3], sizeof(text[3]), "c");
+        tpch_value v[8] = {
+            {.i = key},
+            {.s = text[0], .len = 18},
+            {.s = text[1], .len = 1},
+            {.i = nation},
+            {.s = text[1], .len = 1},
+            {.i = cents},
+            {.s = text[2], .len = 8},
+            {.s = text[3], .len = 1},
+        };
+        char got[TPCH_TBL_ROW_MAX], want[256];
+        uint64_t a = cents < 0 ? (uint64_t)0 - (uint64_t)cents : (uint64_t)cents;
+        int n = snprintf(want, sizeof(want),
+                         "%" PRId64 "|Customer#000000001|x|%" PRId64 "|x|%s%" PRIu64
+                         ".%02u|BUILDING|c|\n",
+                         key, nation, cents < 0 ? "-" : "", a / 100, (unsigned)(a % 100));
+        size_t len = tpch_tbl_format_row(TPCH_CUSTOMER, v, got);
+        if ((int)len != n || memcmp(got, want, (size_t)n) != 0) bad++;
+    }
+    CHECK_EQ_INT(bad, 0);
+}
+
 /* Strings of every length up to 300 come out whole (fixed-size block
  * copies, the last overlapping the one before). */
 static void test_strings_of_every_length(void)
@@ -121,6 +158,7 @@ int main(void)
     RUN(test_eight_digits_match_printf);
     RUN(test_fixed_width);
     RUN(test_money);
+    RUN(test_integers_match_printf);
     RUN(test_strings_of_every_length);
     return TEST_REPORT();
 }
