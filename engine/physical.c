@@ -265,13 +265,6 @@ static sto_status open_partitioned(builder *b, unsigned bp, const sql_lop *op, c
     return STO_OK;
 }
 
-/* Whether a probe into the shared table tests the semi-join filter before
- * the directory (engine/rt_hashtable.h): when most probe rows are expected
- * to find no partner and the build side is big enough that its directory
- * (8 bytes a slot) crowds the L2 cache while the filter (1 byte an entry)
- * does not (ENG_JOIN_FILTER_MIN_ENTRIES). INNER, SEMI and ANTI joins say from their estimates how
- * many probe rows match; FLAG probes (SEMI/ANTI built on the left) use it
- * whenever the probe side is the bigger one; the other kinds never do. */
 /* A probe's batch pre-test (probe_pretests in codegen/pipeline.c) makes
  * its pipeline's IR a fifth to three quarters larger, which only many rows
  * repay: q20's 10K supplier rows waited 8 ms for code that saved nothing,
@@ -288,6 +281,13 @@ static double pretest_min_rows(void)
     return e && *e ? strtod(e, NULL) : PRETEST_MIN_ROWS;
 }
 
+/* Whether a probe into the shared table tests the semi-join filter before
+ * the directory (engine/rt_hashtable.h): when most probe rows are expected
+ * to find no partner and the build side is big enough that its directory
+ * (8 bytes a slot) crowds the L2 cache while the filter (1 byte an entry)
+ * does not (ENG_JOIN_FILTER_MIN_ENTRIES). INNER, SEMI and ANTI joins say from their estimates how
+ * many probe rows match; FLAG probes (SEMI/ANTI built on the left) use it
+ * whenever the probe side is the bigger one; the other kinds never do. */
 #define FILTER_MIN_BUILD_ROWS ((double)ENG_JOIN_FILTER_MIN_ENTRIES)
 #define FILTER_MAX_MATCH      0.5
 

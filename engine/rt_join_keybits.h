@@ -60,16 +60,21 @@ typedef struct eng_join_keybits {
 /* A bitmap is made when span <= max(ENG_JOIN_KEYBITS_MIN_SPAN,
  * ENG_JOIN_KEYBITS_PER_ENTRY * entries): 16 bits an entry at most, a
  * quarter of a directory word (q22: 150000 bits for 42K customers); any
- * range up to 2^21 bits (256 KB, half a core's L2 cache here) is worth
- * it: its test is one load without a hash, exact, and it lets a probe
- * pipeline drop the rows without a partner in its batch loop
- * (codegen/pipeline.c produce_batched). At 2^18 bits q08 and q09 had
- * their part bitmaps at SF 1 (200K partkeys) but not at SF 3 (600K), and
- * the lineitem scan then hashed and looked up the directory for each of
- * its 18M rows. Builds beyond ENG_JOIN_KEYBITS_MAX_ENTRIES are not
- * scanned for their range (two passes over millions of entries cost more
- * than the probe saves). */
-#define ENG_JOIN_KEYBITS_MIN_SPAN    ((uint64_t)1 << 21)
+ * range up to 2^25 bits (4 MB) is worth it: its test is one load without
+ * a hash, exact, and it lets a probe pipeline drop the rows without a
+ * partner in its batch loop (codegen/pipeline.c produce_batched). The
+ * probes that gain most scan lineitem in l_orderkey order against the
+ * orders of a date range (46K of 6M keys at SF 1), so even a bitmap
+ * larger than the L2 cache is read as a stream. At 2^21 bits those orders
+ * had only the semi-join filter and every lineitem a hash: 2^23 made q05
+ * 55-80 → 36-53 ms and q03 42-58 → 29-46 at SF 1, 2^25 q05 173-204 →
+ * 76-123, q07 146-156 → 77-126 and q21 342-386 → 240-285 at SF 3 (three
+ * and two interleaved runs, load about 2). At 2^18 bits q08 and q09 had
+ * their part bitmaps at SF 1 (200K partkeys) but not at SF 3 (600K).
+ * Builds beyond ENG_JOIN_KEYBITS_MAX_ENTRIES are not scanned for their
+ * range (two passes over millions of entries cost more than the probe
+ * saves). */
+#define ENG_JOIN_KEYBITS_MIN_SPAN    ((uint64_t)1 << 25)
 #define ENG_JOIN_KEYBITS_PER_ENTRY   16u
 #define ENG_JOIN_KEYBITS_MAX_SPAN    ((uint64_t)1 << 30)
 #define ENG_JOIN_KEYBITS_MAX_ENTRIES ((uint64_t)1 << 22)

@@ -41,8 +41,8 @@ static void test_dense_rule(void)
     CHECK(eng_join_keybits_dense(-5, (int64_t)ENG_JOIN_KEYBITS_MIN_SPAN - 6, 1));
     CHECK(!eng_join_keybits_dense(-5, (int64_t)ENG_JOIN_KEYBITS_MIN_SPAN - 5, 1));
     /* 16 bits an entry */
-    CHECK(eng_join_keybits_dense(1, 16 * 200000, 200000));
-    CHECK(!eng_join_keybits_dense(1, 16 * 200000 + 16, 200000));
+    CHECK(eng_join_keybits_dense(1, 16 * 3000000, 3000000));
+    CHECK(!eng_join_keybits_dense(1, 16 * 3000000 + 16, 3000000));
     CHECK(!eng_join_keybits_dense(2, 1, 10));
     CHECK(!eng_join_keybits_dense(INT64_MIN, INT64_MAX, UINT64_MAX));
     CHECK(!eng_join_keybits_dense(0, (int64_t)ENG_JOIN_KEYBITS_MAX_SPAN, UINT64_MAX));
