@@ -58,24 +58,6 @@ static bool compare_consts(const sql_bexpr *a, const sql_bexpr *b, int *out)
     }
 }
 
-static bool cmp_holds(sql_op op, int c)
-{
-    switch (op) {
-    case SQL_OP_EQ:
-        return c == 0;
-    case SQL_OP_NE:
-        return c != 0;
-    case SQL_OP_LT:
-        return c < 0;
-    case SQL_OP_LE:
-        return c <= 0;
-    case SQL_OP_GT:
-        return c > 0;
-    default:
-        return c >= 0;
-    }
-}
-
 static sql_bexpr *fold_op(sql_plan_ctx *ctx, sql_bexpr *e)
 {
     sql_bexpr *a = e->op.args[0], *b = e->op.args[1];
@@ -105,7 +87,7 @@ static sql_bexpr *fold_op(sql_plan_ctx *ctx, sql_bexpr *e)
     if (sql_op_is_comparison(e->op.op)) {
         int c;
         if (is_value_const(a) && is_value_const(b) && compare_consts(a, b, &c))
-            return eng_bool_const(ctx, cmp_holds(e->op.op, c));
+            return eng_bool_const(ctx, sql_op_compare_holds(e->op.op, c));
         if (a->kind == SQL_BEXPR_COLUMN && b->kind == SQL_BEXPR_COLUMN && a->column == b->column) {
             bool reflexive =
                 e->op.op == SQL_OP_EQ || e->op.op == SQL_OP_LE || e->op.op == SQL_OP_GE;

@@ -27,33 +27,13 @@ static int slot_cmp(const eng_agg_having *h, const uint8_t *p)
     return x < y ? -1 : x > y;
 }
 
-static bool holds(sql_op op, int c)
-{
-    switch (op) {
-    case SQL_OP_EQ:
-        return c == 0;
-    case SQL_OP_NE:
-        return c != 0;
-    case SQL_OP_LT:
-        return c < 0;
-    case SQL_OP_LE:
-        return c <= 0;
-    case SQL_OP_GT:
-        return c > 0;
-    case SQL_OP_GE:
-        return c >= 0;
-    default:
-        return false;
-    }
-}
-
 bool eng_agg_having_pass(const eng_agg_layout *l, const uint8_t *row)
 {
     uint32_t ncols = l->nkeys + l->naggs;
     for (uint32_t i = 0; i < l->nhaving; i++) {
         const eng_agg_having *h = &l->having[i];
         if (row[cg_row_null_offset(ncols, h->slot)]) return false; /* NULL: not true */
-        if (!holds(h->op, slot_cmp(h, row + h->slot * CG_ROW_SLOT))) return false;
+        if (!sql_op_compare_holds(h->op, slot_cmp(h, row + h->slot * CG_ROW_SLOT))) return false;
     }
     return true;
 }

@@ -101,6 +101,30 @@ static inline bool sql_op_is_comparison(sql_op op)
     return op >= SQL_OP_EQ && op <= SQL_OP_GE;
 }
 
+/* Whether comparison op holds for the three-way result c of comparing its
+ * left side with its right (negative, zero, positive); false for an op
+ * that compares nothing. Constant folding and the aggregation's HAVING
+ * test (engine/rt_agg_having.c) decide with it. */
+static inline bool sql_op_compare_holds(sql_op op, int c)
+{
+    switch (op) {
+    case SQL_OP_EQ:
+        return c == 0;
+    case SQL_OP_NE:
+        return c != 0;
+    case SQL_OP_LT:
+        return c < 0;
+    case SQL_OP_LE:
+        return c <= 0;
+    case SQL_OP_GT:
+        return c > 0;
+    case SQL_OP_GE:
+        return c >= 0;
+    default:
+        return false;
+    }
+}
+
 /* Date/time fields, shared by EXTRACT(field FROM x) and INTERVAL 'n' unit.
  * id and the lowercase name written in SQL (plural "days" is accepted too). */
 #define SQL_DATE_FIELD_LIST(X)                                                                     \
