@@ -114,25 +114,6 @@ static sto_status run(unsigned threads, bool serial, unsigned switch_after, rack
     return st;
 }
 
-/* Cells that differ between a and b (all of them when the shapes differ). */
-static int diff(rackdb_result *a, rackdb_result *b)
-{
-    uint64_t rows = rackdb_result_row_count(a);
-    uint32_t cols = rackdb_result_column_count(a);
-    if (rows != rackdb_result_row_count(b) || cols != rackdb_result_column_count(b)) return 1;
-    int bad = 0;
-    for (uint64_t r = 0; r < rows; r++)
-        for (uint32_t c = 0; c < cols; c++) {
-            const char *x = rackdb_result_text(a, r, c), *y = rackdb_result_text(b, r, c);
-            if (strcmp(x ? x : "NULL", y ? y : "NULL")) {
-                fprintf(stderr, "row %llu col %u: %s vs %s\n", (unsigned long long)r, c,
-                        x ? x : "NULL", y ? y : "NULL");
-                bad++;
-            }
-        }
-    return bad;
-}
-
 static void test_switch_mid_run(void)
 {
     rackdb_result *want = NULL, *got = NULL, *two = NULL;
@@ -149,11 +130,11 @@ static void test_switch_mid_run(void)
     CHECK(s1.mode == CG_MODE_OPT);
     CHECK_EQ_INT((int)s1.fast_morsels, 2);
     CHECK(s1.morsels > 2);
-    CHECK_EQ_INT(diff(want, got), 0);
+    CHECK_EQ_INT(tc_cells_differ(want, got), 0);
 
     st = run(2, false, 0, &two, &s2);
     REQUIRE(!st);
-    CHECK_EQ_INT(diff(want, two), 0);
+    CHECK_EQ_INT(tc_cells_differ(want, two), 0);
     rackdb_result_free(want);
     rackdb_result_free(got);
     rackdb_result_free(two);

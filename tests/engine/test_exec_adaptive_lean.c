@@ -132,25 +132,6 @@ static sto_status run(const char *sql, how h, rackdb_result **out, ran *rn)
     return st;
 }
 
-/* Cells that differ between a and b (1 when the shapes differ). */
-static int diff(rackdb_result *a, rackdb_result *b)
-{
-    uint64_t rows = rackdb_result_row_count(a);
-    uint32_t cols = rackdb_result_column_count(a);
-    if (rows != rackdb_result_row_count(b) || cols != rackdb_result_column_count(b)) return 1;
-    int bad = 0;
-    for (uint64_t r = 0; r < rows; r++)
-        for (uint32_t c = 0; c < cols; c++) {
-            const char *x = rackdb_result_text(a, r, c), *y = rackdb_result_text(b, r, c);
-            if (strcmp(x ? x : "NULL", y ? y : "NULL")) {
-                fprintf(stderr, "row %llu col %u: %s vs %s\n", (unsigned long long)r, c,
-                        x ? x : "NULL", y ? y : "NULL");
-                bad++;
-            }
-        }
-    return bad;
-}
-
 /* Modules a run should have compiled: one per pipeline, but for a lean
  * start its FAST code if a morsel ran it and its OPT code if a worker took
  * it (a task nobody took on a paused pool is dropped uncompiled). */
@@ -187,7 +168,7 @@ static void test_lean_start_paused_pool(void)
     CHECK(s->morsels > 2);
     CHECK(s->compile_ms < s->compile_work_ms); /* the query did not wait */
     CHECK_EQ_INT((int)r1.compiled, (int)expected_compiles(&r1));
-    CHECK_EQ_INT(diff(want, got), 0);
+    CHECK_EQ_INT(tc_cells_differ(want, got), 0);
     rackdb_result_free(want);
     rackdb_result_free(got);
 }
@@ -201,7 +182,7 @@ static void test_lean_start_timing(void)
     for (int i = 0; i < 3; i++) {
         sto_status st = run(AGG_QUERY, (how){.threads = 2, .lean = true}, &got, &r1);
         REQUIRE(!st);
-        CHECK_EQ_INT(diff(want, got), 0);
+        CHECK_EQ_INT(tc_cells_differ(want, got), 0);
         CHECK(!r1.pipes[0].switched || r1.pipes[0].mode == CG_MODE_OPT);
         CHECK(r1.pipes[0].lean || r1.pipes[0].fast_morsels == 0);
         rackdb_result_free(got);

@@ -3,8 +3,9 @@
  * from $RACKDB_SHARED/tpch/queries, opening a database with the SF 0.01
  * data made in memory, and comparing a result's rows with the official
  * answer in $RACKDB_SHARED/tpch/answers/sf0.01 (numbers within 0.01, other
- * fields exactly, NULL as "NULL", in order, same row count). Included by
- * test_exec_tpch.c, test_plan_wire_tpch.c and dist_check.h.
+ * fields exactly, NULL as "NULL", in order, same row count), and two
+ * results cell by cell. Included by test_exec_tpch.c, test_plan_wire_tpch.c,
+ * test_exec_adaptive*.c and dist_check.h.
  */
 #ifndef RACKDB_TESTS_TPCH_CHECK_H
 #define RACKDB_TESTS_TPCH_CHECK_H
@@ -25,6 +26,27 @@ static inline const char *tc_shared(void)
 {
     const char *s = getenv("RACKDB_SHARED");
     return s ? s : "/work/shared";
+}
+
+/* Cells that differ between a and b, each reported (1 when the shapes
+ * differ): two runs of one query compared with each other
+ * (test_exec_adaptive*.c). */
+static inline int tc_cells_differ(rackdb_result *a, rackdb_result *b)
+{
+    uint64_t rows = rackdb_result_row_count(a);
+    uint32_t cols = rackdb_result_column_count(a);
+    if (rows != rackdb_result_row_count(b) || cols != rackdb_result_column_count(b)) return 1;
+    int bad = 0;
+    for (uint64_t r = 0; r < rows; r++)
+        for (uint32_t c = 0; c < cols; c++) {
+            const char *x = rackdb_result_text(a, r, c), *y = rackdb_result_text(b, r, c);
+            if (strcmp(x ? x : "NULL", y ? y : "NULL")) {
+                fprintf(stderr, "row %llu col %u: %s vs %s\n", (unsigned long long)r, c,
+                        x ? x : "NULL", y ? y : "NULL");
+                bad++;
+            }
+        }
+    return bad;
 }
 
 /* The text of query file qNN.sql, or NULL (reported). */
