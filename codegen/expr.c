@@ -109,6 +109,13 @@ LLVMValueRef cg_x_sanitize(cg_x *x, LLVMValueRef v, LLVMValueRef null, LLVMValue
 
 LLVMValueRef cg_x_to_i1(cg_x *x, LLVMValueRef v8)
 {
+    /* a comparison's i1 widened a moment ago: the i1 itself, not a test of
+     * the widened byte that the passes would only fold back (the widening,
+     * if nothing else uses it, is dead code they drop) */
+    if (LLVMIsAZExtInst(v8)) {
+        LLVMValueRef narrow = LLVMGetOperand(v8, 0);
+        if (LLVMTypeOf(narrow) == cg_i1(x->m)) return narrow;
+    }
     return LLVMBuildICmp(x->f->b, LLVMIntNE, v8, LLVMConstInt(cg_i8(x->m), 0, 0), "");
 }
 

@@ -48,6 +48,16 @@ void cg_x_str_words(cg_x *x, LLVMValueRef s, LLVMValueRef *w0, LLVMValueRef *w1)
     }
     LLVMBuilderRef b = x->f->b;
     LLVMTypeRef i64 = cg_i64(x->m);
+    LLVMTypeRef ty = LLVMTypeOf(s);
+    if (LLVMGetTypeKind(ty) == LLVMStructTypeKind && LLVMCountStructElementTypes(ty) == 2 &&
+        LLVMStructGetTypeAtIndex(ty, 0) == i64 && LLVMStructGetTypeAtIndex(ty, 1) == i64) {
+        /* the two words without a trip through the stack: a spill's
+         * store, address and two loads per use were about 3 % of the
+         * 22 TPC-H queries' IR as built */
+        *w0 = LLVMBuildExtractValue(b, s, 0, "");
+        *w1 = LLVMBuildExtractValue(b, s, 1, "");
+        return;
+    }
     LLVMValueRef slot = cg_x_str_spill(x, s);
     *w0 = LLVMBuildLoad2(b, i64, slot, "");
     LLVMValueRef p1 =

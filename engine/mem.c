@@ -17,10 +17,12 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "engine/mem_pool.h"
 #include "storage/numa_alloc.h"
 
 struct eng_mem {
     eng_mem *parent;
+    eng_mem_pool *pool; /* a root's: big blocks its queries freed */
     _Atomic uint64_t used;
     _Atomic uint64_t peak;
     _Atomic uint64_t limit; /* 0 = unlimited */
@@ -37,6 +39,13 @@ sto_status eng_mem_create(const char *name, uint64_t limit, eng_mem *parent, eng
     atomic_init(&m->peak, 0);
     atomic_init(&m->limit, limit);
     snprintf(m->name, sizeof(m->name), "%s", name ? name : "query");
+    if (!parent) {
+        sto_status st = eng_mem_pool_create(0, &m->pool);
+        if (st) {
+            free(m);
+            return st;
+        }
+    }
     *out = m;
     return STO_OK;
 }
@@ -46,6 +55,7 @@ void eng_mem_destroy(eng_mem *m)
     if (!m) return;
     uint64_t left = atomic_load(&m->used);
     if (left && m->parent) eng_mem_release(m->parent, left);
+    eng_mem_pool_destroy(m->pool);
     free(m);
 }
 
@@ -198,21 +208,44 @@ static bool placed(size_t bytes)
     return bytes >= ENG_MEM_BIG_BLOCK && numa_available() >= 0 && numa_max_node() > 0;
 }
 
-static void *raw_alloc(size_t bytes, int node)
+static eng_mem_pool *pool_of(const eng_mem *m)
+{
+    while (m && m->parent)
+        m = m->parent;
+    return m ? m->pool : NULL;
+}
+
+/* Blocks that a pool may keep are allocated at their size class whether
+ * or not one is at hand, so any tracker's pool can take them back. */
+static void *raw_alloc(const eng_mem *m, size_t bytes, int node)
 {
     if (placed(bytes)) return sto_numa_alloc_onnode(bytes, node);
-    void *p = NULL;
     size_t rounded = (bytes + 63) & ~(size_t)63;
+    if (bytes >= ENG_MEM_POOL_MIN) {
+        eng_mem_pool *pool = pool_of(m);
+        void *kept = pool ? eng_mem_pool_take(pool, bytes) : NULL;
+        if (kept) return kept;
+        rounded = eng_mem_pool_class(bytes);
+    }
+    void *p = NULL;
     if (rounded < bytes || posix_memalign(&p, 64, rounded) != 0) return NULL;
     return p;
 }
 
-static void raw_free(void *p, size_t bytes)
+uint64_t eng_mem_pooled(const eng_mem *m)
 {
-    if (placed(bytes))
+    eng_mem_pool *pool = pool_of(m);
+    return pool ? eng_mem_pool_bytes(pool) : 0;
+}
+
+static void raw_free(const eng_mem *m, void *p, size_t bytes)
+{
+    if (placed(bytes)) {
         sto_numa_free(p, bytes);
-    else
-        free(p);
+        return;
+    }
+    eng_mem_pool *pool = bytes >= ENG_MEM_POOL_MIN ? pool_of(m) : NULL;
+    if (!pool || !eng_mem_pool_give(pool, p, bytes)) free(p);
 }
 
 static sto_status alloc_failed(size_t bytes)
@@ -227,7 +260,7 @@ sto_status eng_mem_alloc(eng_mem *m, size_t bytes, int node, void **out)
     *out = NULL;
     if (bytes == 0) return STO_OK;
     STO_TRY(eng_mem_reserve(m, bytes));
-    void *p = raw_alloc(bytes, node);
+    void *p = raw_alloc(m, bytes, node);
     if (!p) {
         eng_mem_release(m, bytes);
         return alloc_failed(bytes);
@@ -247,7 +280,7 @@ sto_status eng_mem_alloc_zero(eng_mem *m, size_t bytes, int node, void **out)
 void eng_mem_free(eng_mem *m, void *p, size_t bytes)
 {
     if (!p) return;
-    raw_free(p, bytes);
+    raw_free(m, p, bytes);
     if (m) eng_mem_release(m, bytes);
 }
 
@@ -256,7 +289,7 @@ sto_status eng_mem_cache_alloc(eng_mem_cache *c, size_t bytes, int node, void **
     *out = NULL;
     if (bytes == 0) return STO_OK;
     STO_TRY(eng_mem_cache_reserve(c, bytes));
-    void *p = raw_alloc(bytes, node);
+    void *p = raw_alloc(c->mem, bytes, node);
     if (!p) {
         eng_mem_cache_release(c, bytes);
         return alloc_failed(bytes);
@@ -268,6 +301,6 @@ sto_status eng_mem_cache_alloc(eng_mem_cache *c, size_t bytes, int node, void **
 void eng_mem_cache_free(eng_mem_cache *c, void *p, size_t bytes)
 {
     if (!p) return;
-    raw_free(p, bytes);
+    raw_free(c->mem, p, bytes);
     eng_mem_cache_release(c, bytes);
 }

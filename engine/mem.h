@@ -21,7 +21,10 @@
  * the C heap (64-byte aligned), except big ones on a machine with several
  * NUMA nodes, which are whole pages placed on the given node
  * (storage/numa_alloc.h). Freeing takes the size, releases
- * the reservation and returns the memory.
+ * the reservation and returns the memory. A root tracker (the instance's)
+ * keeps freed blocks of ENG_MEM_POOL_MIN bytes or more in its pool
+ * (engine/mem_pool.h) and hands them to the next allocation of about that
+ * size under any tracker below it: their pages are already faulted in.
  */
 #ifndef RACKDB_ENGINE_MEM_H
 #define RACKDB_ENGINE_MEM_H
@@ -61,6 +64,8 @@ void eng_mem_set_limit(eng_mem *m, uint64_t limit);
 uint64_t eng_mem_limit(const eng_mem *m);
 uint64_t eng_mem_used(const eng_mem *m);
 uint64_t eng_mem_peak(const eng_mem *m); /* the most `used` has been */
+/* Bytes the pool of m's root keeps for reuse (reserved by no one). */
+uint64_t eng_mem_pooled(const eng_mem *m);
 
 /* Writes a byte count the way memory_limit is written ("64MB", "1.5GB",
  * "100 bytes") into buf. */

@@ -19,12 +19,15 @@ struct eng_join_block {
     uint64_t pad[5]; /* entries start on a cache line */
 };
 
-/* Blocks double from FIRST_BLOCK_ENTRIES entries while they stay below
- * ENG_MEM_BIG_BLOCK: smaller blocks come from the process heap, which hands
- * a query the pages an earlier one freed, where a big block is mapped fresh
- * and faults on every page it fills (147K entries of q03's orders: 9.2 MB,
- * about 7 ms of faults on this machine). */
+/* Blocks double from FIRST_BLOCK_ENTRIES entries up to BLOCK_MAX_BYTES. A
+ * block mapped fresh faults on every page it fills (147K entries of q03's
+ * orders: 9.2 MB, about 7 ms of faults on this machine), so they stayed
+ * below ENG_MEM_BIG_BLOCK, where the process heap hands a query the pages
+ * an earlier one freed, until the instance's pool (engine/mem_pool.h) kept
+ * big blocks too: jemalloc's decay gave back a good part of the 1 MB
+ * blocks of a 16M-tuple join between two runs. */
 #define FIRST_BLOCK_ENTRIES 64u
+#define BLOCK_MAX_BYTES     ((uint64_t)8 << 20)
 
 static const char *const kind_names[] = {
 #define KIND_NAME(kind, name, keeps, flags) name,
@@ -88,7 +91,7 @@ static sto_status add_block(eng_join_mat *m, eng_join_block **head, eng_join_blo
     else
         *head = b;
     *tail = b;
-    if (sizeof(*b) + cap * 2 * m->stride < ENG_MEM_BIG_BLOCK) m->next_block = cap * 2;
+    if (sizeof(*b) + cap * 2 * m->stride <= BLOCK_MAX_BYTES) m->next_block = cap * 2;
     return STO_OK;
 }
 

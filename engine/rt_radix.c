@@ -117,33 +117,47 @@ void eng_radix_prefix(eng_radix_join *rj)
 
 /* --- partitioning through write-combine buffers ------------------------------ */
 
+/* A partition's write-combine buffer mirrors the cache lines of its output:
+ * buf[0] is the byte at `base` (64-byte aligned), tuples are appended at
+ * at - base, and once ENG_RADIX_WC_BYTES are in it those whole lines go
+ * out at once. A flush never writes a partial line (a non-temporal store
+ * to part of a line costs a read of the line or several bus writes), and
+ * never a byte of a neighbouring region: the first flush of a region,
+ * whose first line may be shared with the region before it, and the last
+ * one use ordinary stores. */
+typedef struct wc_part {
+    uint64_t at;    /* output byte offset of the next tuple */
+    uint64_t base;  /* output byte offset of buf[0], line-aligned */
+    uint64_t start; /* output byte offset where this region begins */
+} wc_part;
+
 typedef struct scatter_arg {
     uint8_t *dst;
     uint32_t stride;
     unsigned bits;
-    uint64_t *pos;  /* next write index per partition */
-    uint8_t *wc;    /* per partition ENG_RADIX_WC_BYTES */
-    uint32_t *fill; /* entries in each buffer */
-    uint32_t per;   /* entries per buffer */
+    wc_part *part;
+    uint8_t *wc; /* per partition buf_bytes, 64-byte aligned */
+    size_t buf_bytes;
+    bool direct; /* tuples too wide to combine: copied straight */
     bool stream;
 } scatter_arg;
 
-/* Writes n bytes (a multiple of 8, both 8-aligned) from a buffer that is
- * full, bypassing the cache when that pays. */
-static void flush(uint8_t *dst, const uint8_t *src, size_t n, bool stream)
+#define LINE 64u
+
+/* Writes ENG_RADIX_WC_BYTES of whole lines (both sides line-aligned). */
+static inline void flush_lines(uint8_t *dst, const uint8_t *src, bool stream)
 {
 #if defined(__x86_64__)
     if (stream) {
-        const long long *s = (const long long *)(const void *)src;
-        long long *d = (long long *)(void *)dst;
-        for (size_t i = 0; i < n / 8; i++)
-            _mm_stream_si64(d + i, s[i]);
+        for (unsigned i = 0; i < ENG_RADIX_WC_BYTES; i += 16)
+            _mm_stream_si128((__m128i *)(void *)(dst + i),
+                             _mm_load_si128((const __m128i *)(const void *)(src + i)));
         return;
     }
 #else
     (void)stream;
 #endif
-    memcpy(dst, src, n);
+    memcpy(dst, src, ENG_RADIX_WC_BYTES);
 }
 
 /* Entries are a few 8-byte words: a word loop beats a memcpy call. */
@@ -158,20 +172,30 @@ static inline void copy_entry(uint8_t *dst, const uint8_t *src, uint32_t stride)
 static void scatter_visit(void *arg, uint8_t *base, uint64_t lo, uint64_t hi)
 {
     scatter_arg *a = arg;
+    const uint32_t st = a->stride;
     for (uint64_t i = lo; i < hi; i++) {
-        const uint8_t *e = base + i * a->stride;
+        const uint8_t *e = base + i * st;
         uint64_t p = radix_of(((const eng_join_entry *)(const void *)e)->hash, 0, a->bits);
-        if (!a->per) {
-            memcpy(a->dst + a->pos[p]++ * a->stride, e, a->stride);
+        wc_part *w = &a->part[p];
+        if (a->direct) {
+            memcpy(a->dst + w->at, e, st);
+            w->at += st;
             continue;
         }
-        uint8_t *buf = a->wc + p * ENG_RADIX_WC_BYTES;
-        copy_entry(buf + a->fill[p] * a->stride, e, a->stride);
-        if (++a->fill[p] == a->per) {
-            flush(a->dst + a->pos[p] * a->stride, buf, (size_t)a->per * a->stride, a->stream);
-            a->pos[p] += a->per;
-            a->fill[p] = 0;
+        uint8_t *buf = a->wc + p * a->buf_bytes;
+        copy_entry(buf + (w->at - w->base), e, st);
+        w->at += st;
+        if (w->at - w->base < ENG_RADIX_WC_BYTES) continue;
+        if (w->base >= w->start) {
+            flush_lines(a->dst + w->base, buf, a->stream);
+        } else {
+            uint64_t skip = w->start - w->base;
+            memcpy(a->dst + w->start, buf + skip, ENG_RADIX_WC_BYTES - skip);
         }
+        w->base += ENG_RADIX_WC_BYTES;
+        /* the part of the last tuple beyond the flushed lines */
+        if (w->at > w->base)
+            copy_entry(buf, buf + ENG_RADIX_WC_BYTES, (uint32_t)(w->at - w->base + 7) & ~7u);
     }
 }
 
@@ -181,26 +205,35 @@ sto_status eng_radix_scatter(eng_radix_join *rj, eng_radix_side *side, unsigned 
     eng_join_slice(side->count, s, rj->slices, &begin, &end);
     if (begin == end) return STO_OK;
     uint64_t parts1 = (uint64_t)1 << rj->bits1;
-    size_t bytes = parts1 * (ENG_RADIX_WC_BYTES + sizeof(uint64_t) + sizeof(uint32_t));
+    /* a buffer holds its lines and the tail of the tuple that filled them */
+    size_t buf_bytes = (ENG_RADIX_WC_BYTES + side->stride + LINE - 1) & ~(size_t)(LINE - 1);
+    bool direct = side->stride > ENG_RADIX_WC_BYTES / 2;
+    size_t bytes = parts1 * sizeof(wc_part) + (direct ? 0 : parts1 * buf_bytes);
     uint8_t *mem;
     STO_TRY(eng_mem_alloc(rj->mem, bytes, -1, (void **)&mem));
     scatter_arg a = {
         .dst = rj->bits2 ? side->tmp : side->out,
         .stride = side->stride,
         .bits = rj->bits1,
-        .wc = mem,
-        .pos = (uint64_t *)(void *)(mem + parts1 * ENG_RADIX_WC_BYTES),
-        .per = ENG_RADIX_WC_BYTES / side->stride,
+        .wc = mem, /* eng_mem_alloc's blocks are 64-byte aligned */
+        .buf_bytes = buf_bytes,
+        .direct = direct,
         .stream = rj->stream,
     };
-    a.fill = (uint32_t *)(void *)(a.pos + parts1);
-    memcpy(a.pos, side->hist + ((size_t)s << rj->bits1), parts1 * sizeof(uint64_t));
-    memset(a.fill, 0, parts1 * sizeof(uint32_t));
+    a.part = (wc_part *)(void *)(mem + (direct ? 0 : parts1 * buf_bytes));
+    const uint64_t *hist = side->hist + ((size_t)s << rj->bits1);
+    for (uint64_t p = 0; p < parts1; p++) {
+        uint64_t at = hist[p] * side->stride;
+        a.part[p] = (wc_part){at, at & ~(uint64_t)(LINE - 1), at};
+    }
     eng_join_spans_visit(side->spans, side->n_spans, begin, end, scatter_visit, &a);
-    for (uint64_t p = 0; p < parts1; p++)
-        if (a.fill[p])
-            memcpy(a.dst + a.pos[p] * a.stride, a.wc + p * ENG_RADIX_WC_BYTES,
-                   (size_t)a.fill[p] * a.stride);
+    if (!direct)
+        for (uint64_t p = 0; p < parts1; p++) {
+            const wc_part *w = &a.part[p];
+            uint64_t from = w->base > w->start ? w->base : w->start;
+            if (w->at > from)
+                memcpy(a.dst + from, a.wc + p * buf_bytes + (from - w->base), w->at - from);
+        }
 #if defined(__x86_64__)
     if (a.stream) _mm_sfence();
 #endif

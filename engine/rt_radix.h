@@ -26,9 +26,12 @@
  * their pages within the TLB. The number of bits is chosen so a build
  * partition holds about ENG_RADIX_PART_BYTES; more than ENG_RADIX_MAX_BITS
  * bits take a second pass over each first-pass partition (which is local
- * and cache-friendly by then). Full buffers are written with non-temporal
- * stores when the output is larger than the caches: those bytes are read
- * again only after the whole pass.
+ * and cache-friendly by then). A buffer mirrors the cache lines of its
+ * partition's output, so a full one is written as whole, aligned lines —
+ * with non-temporal stores when the output is larger than the caches
+ * (those bytes are read again only after the whole pass); a region's
+ * first and last lines, which it may share with its neighbours, are
+ * written with ordinary stores.
  *
  * Skew: a partition's table is built once, but its probe tuples are cut
  * into tasks of at most max(min(2 × average, probe tuples / 64,

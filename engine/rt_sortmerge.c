@@ -211,81 +211,54 @@ static void insertion_sort(eng_sm_pair *a, uint64_t n)
     }
 }
 
-/* LSD radix sort of a[0..n) on the key, using tmp[0..n); the result ends in a. */
-static void radix_sort(eng_sm_pair *a, eng_sm_pair *tmp, uint64_t n)
+/* LSD radix sort of src[0..n) on the key into dst[0..n); src is scratch.
+ * One pass counts all eight 8-bit digits; a digit that is the same in
+ * every key moves nothing and is skipped (the keys of a range share their
+ * top bytes). */
+static void radix_sort_to(eng_sm_pair *src, eng_sm_pair *dst, uint64_t n)
 {
     if (n <= INSERTION_MAX) {
-        insertion_sort(a, n);
+        memcpy(dst, src, n * sizeof(*src));
+        insertion_sort(dst, n);
         return;
     }
-    eng_sm_pair *src = a, *dst = tmp;
-    for (unsigned shift = 0; shift < 64; shift += 8) {
-        uint64_t count[256] = {0};
-        for (uint64_t i = 0; i < n; i++)
-            count[(src[i].key >> shift) & 255]++;
-        if (count[(src[0].key >> shift) & 255] == n) continue; /* one digit: nothing moves */
+    uint64_t count[8][256];
+    memset(count, 0, sizeof(count));
+    for (uint64_t i = 0; i < n; i++) {
+        uint64_t k = src[i].key;
+        for (unsigned d = 0; d < 8; d++)
+            count[d][(k >> (8 * d)) & 255]++;
+    }
+    unsigned digits[8], passes = 0;
+    for (unsigned d = 0; d < 8; d++)
+        if (count[d][(src[0].key >> (8 * d)) & 255] != n) digits[passes++] = d;
+    /* an even number of passes ends in src: one copy more */
+    eng_sm_pair *from = src, *to = dst;
+    for (unsigned p = 0; p < passes; p++) {
+        unsigned d = digits[p], shift = 8 * d;
         uint64_t at = 0;
-        for (unsigned d = 0; d < 256; d++) {
-            uint64_t c = count[d];
-            count[d] = at;
+        for (unsigned v = 0; v < 256; v++) {
+            uint64_t c = count[d][v];
+            count[d][v] = at;
             at += c;
         }
         for (uint64_t i = 0; i < n; i++)
-            dst[count[(src[i].key >> shift) & 255]++] = src[i];
-        eng_sm_pair *t = src;
-        src = dst;
-        dst = t;
+            to[count[d][(from[i].key >> shift) & 255]++] = from[i];
+        eng_sm_pair *t = from;
+        from = to;
+        to = t;
     }
-    if (src != a) memcpy(a, src, n * sizeof(*a));
+    if (from != dst) memcpy(dst, from, n * sizeof(*dst));
 }
 
-typedef struct run {
-    const eng_sm_pair *at, *end;
-} run;
-
-/* Min-heap of runs by their current key. */
-static void sift_down(run *h, unsigned n, unsigned i)
-{
-    for (;;) {
-        unsigned l = 2 * i + 1, m = i;
-        if (l < n && h[l].at->key < h[m].at->key) m = l;
-        if (l + 1 < n && h[l + 1].at->key < h[m].at->key) m = l + 1;
-        if (m == i) return;
-        run t = h[i];
-        h[i] = h[m];
-        h[m] = t;
-        i = m;
-    }
-}
-
+/* The range's pairs are its slices' runs back to back: one radix sort of
+ * the whole range leaves it sorted in `sorted` (a sort per run and a k-way
+ * heap merge of up to `slices` runs cost a branchy heap step per pair). */
 sto_status eng_sm_sort_range(eng_sm_join *sm, eng_sm_side *side, uint64_t r)
 {
+    (void)sm;
     uint64_t begin = side->range[r], end = side->range[r + 1];
-    if (begin == end) return STO_OK;
-    run *runs = malloc(sm->slices * sizeof(run));
-    if (!runs) return sto_error_oom();
-    unsigned n = 0;
-    for (unsigned s = 0; s < sm->slices; s++) {
-        uint64_t b = side->hist[(uint64_t)s * sm->ranges + r];
-        uint64_t e = s + 1 < sm->slices ? side->hist[(uint64_t)(s + 1) * sm->ranges + r] : end;
-        if (b == e) continue;
-        /* The run's own stretch of `sorted` is free scratch space. */
-        radix_sort(side->pairs + b, side->sorted + b, e - b);
-        runs[n++] = (run){side->pairs + b, side->pairs + e};
-    }
-    eng_sm_pair *out = side->sorted + begin;
-    if (n == 1) {
-        memcpy(out, runs[0].at, (end - begin) * sizeof(*out));
-    } else {
-        for (unsigned i = n / 2; i-- > 0;)
-            sift_down(runs, n, i);
-        while (n) {
-            *out++ = *runs[0].at++;
-            if (runs[0].at == runs[0].end) runs[0] = runs[--n];
-            sift_down(runs, n, 0);
-        }
-    }
-    free(runs);
+    if (begin < end) radix_sort_to(side->pairs + begin, side->sorted + begin, end - begin);
     return STO_OK;
 }
 

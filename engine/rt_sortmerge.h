@@ -1,6 +1,6 @@
 /*
  * rt_sortmerge.h — the sort-merge join: both inputs range-partitioned on a
- * 64-bit sort key, each range sorted (runs sorted in cache, then merged)
+ * 64-bit sort key, each range radix-sorted
  * and the two sorted ranges joined by one linear scan.
  *
  *   materialize  build and probe pipelines fill per-worker eng_join_mats
@@ -10,9 +10,9 @@
  *   prefix sums  eng_sm_prefix
  *   partition    eng_sm_scatter per slice: (key, entry) pairs to their range;
  *                each slice's pairs form one run inside the range
- *   sort         eng_sm_sort_range per range: every run radix-sorted (LSD,
- *                8-bit digits, digits all equal skipped), then the runs
- *                merged k-way into the range's sorted array
+ *   sort         eng_sm_sort_range per range: the range's runs radix-sorted
+ *                as one (LSD, 8-bit digits counted in one pass, digits
+ *                equal in every key skipped) into its sorted array
  *   merge join   eng_sm_tasks, then eng_sm_join_task per task (a range's
  *                probe pairs, cut like radix probe tasks so a hot range is
  *                shared by workers), eng_sm_unmatched per range

@@ -4,9 +4,11 @@
  * A chunk holds, for each column of its schema, one contiguous, 64-byte
  * aligned array of `capacity` values of the type's width (sto_type_width);
  * nullable columns also hold a validity bitmap (see column.h). All of them
- * live in one region on the NUMA node of the thread that fills the chunk. Strings longer than 12
- * bytes point into the chunk's own string heap, so a chunk is self-contained: it can be built by
- * one thread without locks, handed to a table, scanned, written to a snapshot and freed as a unit.
+ * live in one region on the NUMA node of the thread that fills the chunk.
+ * Strings longer than 12 bytes point into the chunk's own string heap (rows
+ * with equal strings may share one copy), so a chunk is self-contained: it
+ * can be built by one thread without locks, handed to a table, scanned,
+ * written to a snapshot and freed as a unit.
  *
  * Life of a chunk: sto_chunk_new → fill (row-wise with sto_chunk_append_row,
  * or column-wise by writing the arrays directly and calling

@@ -5,7 +5,10 @@
  * line boundaries (for CSV, at boundaries outside quoted fields). Each thread
  * parses its range straight into chunks of its own — numbers and dates are
  * parsed in place, fields are found with memchr, no per-field allocation —
- * and seals them. When every thread has finished without error, all chunks
+ * and seals them; a long string that repeats in a chunk's column is stored
+ * once (string_dedup.h), and the pages of the mapped file behind each thread
+ * are dropped as it goes, so a load holds little more than the tables it
+ * makes. When every thread has finished without error, all chunks
  * are appended to the table in file order in one step. Any bad input stops
  * the load with an error naming the file, the 1-based line and column (by
  * number and name), and the table keeps exactly the rows it had before.

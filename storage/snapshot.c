@@ -41,6 +41,7 @@
 #include <unistd.h>
 
 #include "storage/crc32c.h"
+#include "storage/string_dedup.h"
 
 #define TABLE_MAGIC   "RKDBTBL"
 #define TABLE_END     "RKDBEND"
@@ -290,7 +291,9 @@ done:
     return st;
 }
 
-/* Reads one string column of a chunk: lengths, then bytes. */
+/* Reads one string column of a chunk: lengths, then bytes. Long strings
+ * that repeat in the column are stored once (string_dedup.h), as the
+ * loader stores them. */
 static bool read_strings(cursor *cur, sto_chunk *c, uint32_t col)
 {
     const uint8_t *lens = get_block(cur, (uint64_t)c->rows * 4);
@@ -305,13 +308,24 @@ static bool read_strings(cursor *cur, sto_chunk *c, uint32_t col)
     if (!bytes) return false;
     sto_str *v = c->cols[col];
     const char *p = (const char *)bytes;
-    for (uint32_t r = 0; r < c->rows; r++) {
+    sto_dedup d = {0}; /* without its table every string is copied */
+    sto_type type = c->schema->cols[col].type;
+    if (!type.length || type.length > STO_STR_INLINE_MAX) sto_dedup_init(&d);
+    bool ok = true;
+    for (uint32_t r = 0; r < c->rows && ok; r++) {
         uint32_t l;
         memcpy(&l, lens + (size_t)r * 4, 4);
-        if (!sto_chunk_make_str(c, p, l, &v[r])) return false;
+        if (l > STO_STR_INLINE_MAX) {
+            const char *stored = sto_dedup_store(&d, &c->heap, p, l, NULL);
+            ok = stored != NULL;
+            if (ok) v[r] = sto_str_make(stored, l);
+        } else {
+            v[r] = sto_str_make(p, l);
+        }
         p += l;
     }
-    return true;
+    sto_dedup_free(&d);
+    return ok;
 }
 
 static sto_status read_chunks(const char *path, cursor *cur, sto_table *t, uint64_t rows,

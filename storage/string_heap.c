@@ -39,15 +39,19 @@ void sto_heap_free(sto_string_heap *h)
 
 char *sto_heap_alloc_block(sto_string_heap *h, size_t len)
 {
-    size_t size = h->next_size ? h->next_size : HEAP_FIRST_BLOCK;
-    if (size < len) size = len;
-    sto_heap_block *b = malloc(sizeof(*b) + size);
+    /* next_size is the whole allocation, header included, so a block is
+     * exactly one of the allocator's size classes (16 KiB ... 1 MiB): with
+     * the header on top, a 1 MiB block took jemalloc's 1.25 MiB class. */
+    size_t total = h->next_size ? h->next_size : HEAP_FIRST_BLOCK;
+    if (total < sizeof(sto_heap_block) + len) total = sizeof(sto_heap_block) + len;
+    sto_heap_block *b = malloc(total);
     if (!b) return NULL;
-    b->size = size;
+    b->size = total - sizeof(*b);
+    h->bytes_reserved += total;
     b->next = h->blocks;
     h->blocks = b;
     h->cur = b->data + len;
-    h->end = b->data + size;
+    h->end = b->data + b->size;
     h->bytes_used += len;
     if (h->next_size < HEAP_MAX_BLOCK) h->next_size *= 2;
     return b->data;

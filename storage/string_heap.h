@@ -22,8 +22,9 @@ typedef struct sto_heap_block sto_heap_block;
 typedef struct sto_string_heap {
     sto_heap_block *blocks;       /* newest first */
     char *cur, *end;              /* free space in the newest block */
-    size_t next_size;             /* size of the next block */
+    size_t next_size;             /* size of the next block, header included */
     size_t bytes_used;            /* string bytes stored */
+    size_t bytes_reserved;        /* bytes of all blocks, headers included */
     void (*release)(void *owner); /* drops the kept reference; NULL: none */
     void *owner;
 } sto_string_heap;

@@ -9,6 +9,7 @@
 #include <string.h>
 #include <sys/mman.h>
 
+#include "storage/string_dedup.h"
 #include "tpch/text.h"
 
 sto_status tpch_table_schema(tpch_table_id t, sto_schema **out)
@@ -200,6 +201,10 @@ typedef struct table_writer {
     int64_t last[MAX_COLUMNS];
     uint64_t *seen[MAX_COLUMNS];   /* ranged columns: values present in the chunk */
     list_slot *slots[MAX_COLUMNS]; /* allocated at a column's first listed value */
+    /* long strings that are neither listed nor comments (o_clerk, names):
+     * repeats within the chunk stored once; allocated at the column's first
+     * such string, NULL when memory is short (every string copied) */
+    sto_dedup *dedup[MAX_COLUMNS];
 } table_writer;
 
 typedef struct chunk_list {
@@ -319,6 +324,7 @@ static sto_status open_chunk(table_sink *s, tpch_table_id t)
         w->max[i] = INT64_MIN;
         w->last[i] = INT64_MIN;
         if (w->seen[i]) memset(w->seen[i], 0, (w->plan->col[i].span + 63) / 64 * 8);
+        if (w->dedup[i]) sto_dedup_reset(w->dedup[i]);
     }
     w->epoch++;
     w->keeps_text = false;
@@ -410,8 +416,23 @@ static inline void back_heap(table_writer *w, const char *d)
 #endif
 }
 
+/* Column i's table of stored long strings, made at its first use; NULL
+ * when memory is short. */
+static sto_dedup *writer_dedup(table_writer *w, int i)
+{
+    if (w->dedup[i]) return w->dedup[i];
+    sto_dedup *d = malloc(sizeof(*d));
+    if (!d) return NULL;
+    if (!sto_dedup_init(d)) {
+        free(d);
+        return NULL;
+    }
+    return w->dedup[i] = d;
+}
+
 /* Stores string value v in column i of the open chunk and adds it to the
- * column's sketch (once per chunk for listed strings). */
+ * column's sketch (once per chunk for listed strings and repeated long
+ * ones). */
 static __attribute__((noinline)) sto_status put_string_new(table_writer *w, int i,
                                                            const tpch_value *v, sto_str *dst)
 {
@@ -433,6 +454,21 @@ static __attribute__((noinline)) sto_status put_string_new(table_writer *w, int 
         !sto_string_fit(p->type, v->s, &len))
         return sto_error(STO_STRING_DATA_RIGHT_TRUNCATION, "value too long for column %s",
                          c->schema->cols[i].name);
+    if (!v->listed && !v->pooled && len > STO_STR_INLINE_MAX) {
+        sto_dedup *d = writer_dedup(w, i);
+        if (d && !d->off) {
+            bool found;
+            const char *stored = sto_dedup_store(d, &c->heap, v->s, len, &found);
+            if (!stored) return sto_error_oom();
+            dst->len = len;
+            memcpy(dst->prefix, stored, 4);
+            dst->u.ptr = stored;
+            if (found) return NULL; /* its hash is in the sketch already */
+            back_heap(w, stored);
+            sto_hll_add(&c->stats[i].hll, sto_hash_str_bytes_sketch(v->s, len));
+            return NULL;
+        }
+    }
     if (v->pooled && w->text && len > STO_STR_INLINE_MAX && point_at_pool(w, v->s, len, dst)) {
         /* stored as a reference into the pool */
     } else if (!store_str(c, v->s, len, dst)) {
@@ -586,6 +622,8 @@ static void sink_free(table_sink *s)
         for (int i = 0; i < MAX_COLUMNS; i++) {
             free(s->w[t].slots[i]);
             free(s->w[t].seen[i]);
+            if (s->w[t].dedup[i]) sto_dedup_free(s->w[t].dedup[i]);
+            free(s->w[t].dedup[i]);
         }
 }
 

@@ -70,8 +70,8 @@ int main(int argc, char **argv)
             return 1;
         }
         double mb = (double)sb.st_size / 1e6;
-        printf("%-10s %10llu %9.4f %12.0f %9.1f\n", name, (unsigned long long)rows,
-               best, (double)rows / best, mb / best);
+        printf("%-10s %10llu %9.4f %12.0f %9.1f\n", name, (unsigned long long)rows, best,
+               (double)rows / best, mb / best);
         total_s += best;
         total_mb += mb;
         total_rows += rows;

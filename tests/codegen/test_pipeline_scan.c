@@ -11,8 +11,9 @@
  * row, no row, a chunk of one row and the last partial batch of a chunk,
  * over chunks and over a row buffer (a ROWS source);
  * with NULLs in the filtered column, filters that pass every row and no
- * row, two filters in a row, the EXPLAIN ANALYZE counters, and errors
- * raised by the filter and by the sink (SQLSTATE and the row reported).
+ * row, two filters in a row, the EXPLAIN ANALYZE counters, the NULL bytes
+ * of the rows appended, and errors raised by the filter and by the sink
+ * (SQLSTATE and the row reported).
  */
 #include <stddef.h>
 #include <stdint.h>
@@ -449,6 +450,49 @@ static void test_filters(void)
     sql_arena_destroy(v.arena);
 }
 
+/* The NULL bytes of a row: those of NOT NULL values are zeros that go out
+ * together when their offsets are consecutive (a, a, a: bytes 48-50), the
+ * others one by one (a, b, a: b's byte between two zeros), and no store
+ * reaches past the last column's byte into the row's padding (byte 51). */
+static void test_null_bytes(void)
+{
+    env v;
+    env_init(&v);
+    scan s = {0, 0, {NULL, NULL}, {NULL, NULL, NULL}};
+    for (int shape = 0; shape < 2; shape++) {
+        s.sink[0] = col(&v, v.a);
+        s.sink[1] = col(&v, shape ? v.b : v.a);
+        s.sink[2] = col(&v, v.a);
+        for (int m = 0; m < 2; m++) {
+            worker *w = calloc(1, sizeof(*w));
+            REQUIRE(w);
+            memset(w->rows, 0xAA, sizeof(w->rows));
+            cg_rt_strings_init(&w->strings);
+            outcome o;
+            CHECK(run_scan(&v, &s, modes[m], 0, 0, chunk_rows[0], w, &o));
+            CHECK_EQ_INT(o.rc, 0);
+            CHECK_EQ_INT(w->nrows, chunk_rows[0]);
+            uint32_t bad = 0;
+            for (uint32_t r = 0; r < w->nrows; r++) {
+                const uint8_t *row = w->rows[r];
+                bool b_is_null = shape && b_null(first_a[0] + r);
+                if (row_a(w, r) != first_a[0] + r || row[cg_row_null_offset(SINK_COLS, 0)] != 0 ||
+                    row[cg_row_null_offset(SINK_COLS, 1)] != b_is_null ||
+                    row[cg_row_null_offset(SINK_COLS, 2)] != 0 ||
+                    row[cg_row_null_offset(SINK_COLS, 2) + 1] != 0xAA)
+                    bad++;
+            }
+            if (bad)
+                fprintf(stderr, "null bytes, shape %d (%s): %u bad rows\n", shape,
+                        cg_mode_name(modes[m]), bad);
+            CHECK_EQ_INT(bad, 0);
+            cg_rt_strings_free(&w->strings);
+            free(w);
+        }
+    }
+    sql_arena_destroy(v.arena);
+}
+
 /* Errors keep their SQLSTATE and the row (within the chunk) they happened
  * at, whether the filter or a later step raises them. */
 static void expect_error_(env *v, const scan *s, const char *sqlstate, int64_t row, int line)
@@ -558,10 +602,12 @@ int main(void)
     }
     RUN(make_table);
     RUN(test_filters);
+    RUN(test_null_bytes);
     RUN(test_errors);
     RUN(test_overflow);
     first_share = 0.95;
     RUN(test_filters);
+    RUN(test_null_bytes);
     RUN(test_errors);
     RUN(test_overflow);
     for (int c = 0; c < NCHUNKS; c++)

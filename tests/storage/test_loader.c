@@ -239,6 +239,23 @@ static void test_bad_input(void)
                  "line 1, column 1 (id)");
 }
 
+/* A file of several chunks per thread: each thread drops the pages it has
+ * parsed, and an error far into the file still names its line (found by
+ * reading the file from its start again). */
+static void test_error_after_released_pages(void)
+{
+    const char *ok = "10|1.00|1995-01-01|A|x|1|1|t|\n";
+    size_t good = 200000, len = strlen(ok);
+    char *text = malloc(good * len + 64);
+    REQUIRE(text);
+    for (size_t i = 0; i < good; i++)
+        memcpy(text + i * len, ok, len);
+    strcpy(text + good * len, "11|1.00|1995-02-30|A|x|1|1|t|\n");
+    sto_load_options o = tbl_opts(2);
+    expect_error(text, &o, STO_DATETIME_FIELD_OVERFLOW, "line 200001, column 3 (day)");
+    free(text);
+}
+
 static void test_missing_and_unreadable(void)
 {
     sto_table *t = make_table();
@@ -678,6 +695,7 @@ int main(void)
     }
     RUN(test_tbl_values);
     RUN(test_bad_input);
+    RUN(test_error_after_released_pages);
     RUN(test_missing_and_unreadable);
     RUN(test_csv_quoting);
     RUN(test_pg_text);

@@ -604,6 +604,47 @@ static void test_manifest_v1(void)
     sto_table_free(t);
 }
 
+/* A table read back from its file stores a long string that repeats in a
+ * chunk's column once: the heap of each chunk holds the three repeated
+ * values once and every unique one, and all values read back equal. */
+static void test_repeated_strings_stored_once(void)
+{
+    const char *names[] = {"kind", "label"};
+    sto_type types[] = {sto_type_make(STO_TYPE_VARCHAR), sto_type_make(STO_TYPE_VARCHAR)};
+    bool nn[] = {true, true};
+    sto_schema *s = NULL;
+    sto_table *t = NULL, *back = NULL;
+    sto_appender *a = NULL;
+    REQUIRE(!sto_schema_new(2, names, types, nn, &s));
+    REQUIRE(!sto_table_new(s, &t));
+    sto_schema_free(s);
+    REQUIRE(!sto_appender_new(t, &a));
+    char kind[32], label[32];
+    for (int i = 0; i < 70000; i++) {
+        snprintf(kind, sizeof(kind), "repeated kind #%d", i % 3); /* 17 bytes */
+        snprintf(label, sizeof(label), "unique label %07d", i);   /* 20 bytes */
+        sto_value v[2] = {{false, {.str = sto_str_make(kind, 17)}},
+                          {false, {.str = sto_str_make(label, 20)}}};
+        REQUIRE(!sto_appender_row(a, v));
+    }
+    REQUIRE(!sto_appender_commit(a));
+    sto_appender_free(a);
+    sto_status st = sto_table_save_file(t, tmp_path("repeats.tbl"));
+    CHECK(st == NULL);
+    sto_status_free(st);
+    st = sto_table_load_file(tmp_path("repeats.tbl"), &back);
+    CHECK(st == NULL);
+    sto_status_free(st);
+    REQUIRE(back);
+    CHECK(tables_equal(t, back));
+    for (size_t k = 0; k < sto_table_nchunks(back); k++) {
+        const sto_chunk *c = sto_table_chunk(back, k);
+        CHECK_EQ_INT(c->heap.bytes_used, 3 * 17 + (uint64_t)c->rows * 20);
+    }
+    sto_table_free(t);
+    sto_table_free(back);
+}
+
 int main(void)
 {
     snprintf(tmpdir, sizeof(tmpdir), "%s/rackdb-snapshot-XXXXXX",
@@ -619,6 +660,7 @@ int main(void)
     RUN(test_failed_save_keeps_old);
     RUN(test_incremental_save);
     RUN(test_manifest_v1);
+    RUN(test_repeated_strings_stored_once);
     char cmd[600];
     snprintf(cmd, sizeof(cmd), "rm -rf '%s'", tmpdir);
     if (system(cmd) != 0) fprintf(stderr, "could not remove %s\n", tmpdir);

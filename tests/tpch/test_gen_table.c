@@ -345,6 +345,79 @@ static void test_general_writer_matches_unrolled(void)
     free_tables(plain);
 }
 
+static int cmp_ptr(const void *a, const void *b)
+{
+    uintptr_t x = *(const uintptr_t *)a, y = *(const uintptr_t *)b;
+    return x < y ? -1 : x > y;
+}
+
+/* Every byte of every chunk's string heap belongs to exactly one stored
+ * string: the heap holds the sum of the lengths of the distinct long
+ * strings its rows point at. Repeated long strings (o_clerk, one of 1,000
+ * per scale factor; listed ones like l_shipinstruct) are stored once per
+ * chunk, so o_clerk's distinct copies are far fewer than its rows. */
+static void test_heap_bytes_are_distinct_strings(void)
+{
+    REQUIRE(gen);
+    sto_table *t[TPCH_TABLE_COUNT] = {0};
+    REQUIRE(new_tables(t) == NULL);
+    REQUIRE(tpch_gen_tables(gen, TPCH_ALL_TABLES, 1, 1, 2, t) == NULL);
+    int bad = 0;
+    uint64_t clerk_rows = 0, clerk_copies = 0;
+    for (int k = 0; k < TPCH_TABLE_COUNT; k++) {
+        const sto_schema *s = sto_table_schema(t[k]);
+        for (size_t n = 0; n < sto_table_nchunks(t[k]); n++) {
+            const sto_chunk *c = sto_table_chunk(t[k], n);
+            /* (pointer, length) of each long string, sorted by pointer */
+            uintptr_t *refs = malloc((size_t)c->rows * s->ncols * 2 * sizeof(*refs));
+            REQUIRE(refs);
+            size_t nrefs = 0;
+            for (uint32_t col = 0; col < s->ncols; col++) {
+                if (!sto_type_is_string((sto_type_id)s->cols[col].type.id)) continue;
+                const sto_str *v = c->cols[col];
+                for (uint32_t r = 0; r < c->rows; r++) {
+                    if (v[r].len <= STO_STR_INLINE_MAX) continue;
+                    refs[2 * nrefs] = (uintptr_t)v[r].u.ptr;
+                    refs[2 * nrefs + 1] = v[r].len;
+                    nrefs++;
+                }
+            }
+            qsort(refs, nrefs, 2 * sizeof(*refs), cmp_ptr);
+            uint64_t bytes = 0;
+            for (size_t i = 0; i < nrefs; i++) {
+                if (i > 0 && refs[2 * i] == refs[2 * i - 2]) {
+                    bad += refs[2 * i + 1] != refs[2 * i - 1]; /* one copy, one length */
+                    continue;
+                }
+                bad += i > 0 && refs[2 * i] < refs[2 * i - 2] + refs[2 * i - 1]; /* overlap */
+                bytes += refs[2 * i + 1];
+            }
+            CHECK_EQ_INT(c->heap.bytes_used, bytes);
+            free(refs);
+            if (k != TPCH_ORDERS) continue;
+            int clerk = sto_schema_find(s, "o_clerk");
+            REQUIRE(clerk >= 0);
+            const sto_str *v = c->cols[clerk];
+            uintptr_t *ptrs = malloc((size_t)c->rows * sizeof(*ptrs));
+            REQUIRE(ptrs);
+            for (uint32_t r = 0; r < c->rows; r++)
+                ptrs[r] = (uintptr_t)v[r].u.ptr;
+            qsort(ptrs, c->rows, sizeof(*ptrs), cmp_ptr);
+            for (uint32_t r = 0; r < c->rows; r++)
+                clerk_copies += r == 0 || ptrs[r] != ptrs[r - 1];
+            clerk_rows += c->rows;
+            free(ptrs);
+        }
+    }
+    CHECK_EQ_INT(bad, 0);
+    CHECK_EQ_INT(clerk_rows, 15000);
+    /* 1,000 clerks; a few stored twice where three share a table set */
+    CHECK(clerk_copies >= 1000 && clerk_copies < 1500);
+    if (clerk_copies >= 1500)
+        fprintf(stderr, "  o_clerk: %llu copies\n", (unsigned long long)clerk_copies);
+    free_tables(t);
+}
+
 int main(void)
 {
     if (!mkdtemp(dir)) {
@@ -363,6 +436,7 @@ int main(void)
     RUN(test_other_column_types);
     RUN(test_comments_point_into_pool);
     RUN(test_general_writer_matches_unrolled);
+    RUN(test_heap_bytes_are_distinct_strings);
     tpch_gen_free(gen);
     rmdir(dir);
     return TEST_REPORT();
