@@ -966,18 +966,17 @@ static sto_status run_pipe(const eng_exec_env *env, const eng_physical *ph, cons
             cg_compile_task_cancel(ahead->task);
             ahead->task = NULL;
         }
-        bool adaptive =
-            ahead->task && cg_compile_task_mode(ahead->task) == CG_MODE_OPT &&
-            (p->source == ENG_SOURCE_TABLE || p->source == ENG_SOURCE_PIPE) &&
-            (env->jit_switch_after || (spare_core(env) && !cg_compile_task_done(ahead->task)));
+        /* both starts need OPT code on its way for a morsel-driven source */
+        bool opt_ahead = ahead->task && cg_compile_task_mode(ahead->task) == CG_MODE_OPT &&
+                         (p->source == ENG_SOURCE_TABLE || p->source == ENG_SOURCE_PIPE);
         /* lean: only while the OPT compile has a core to itself, that is
          * runs on the pool or starts there at once (or a test forces it) */
-        bool lean = ahead->task && cg_compile_task_mode(ahead->task) == CG_MODE_OPT &&
-                    (p->source == ENG_SOURCE_TABLE || p->source == ENG_SOURCE_PIPE) &&
-                    lean_start(env) && !cg_compile_task_done(ahead->task) &&
+        bool lean = opt_ahead && lean_start(env) && !cg_compile_task_done(ahead->task) &&
                     (env->jit_lean_start || cg_compile_task_started(ahead->task) ||
                      cg_compile_pool_has_idle_thread(env->shared->compile));
-        adaptive = adaptive && !lean;
+        bool adaptive =
+            opt_ahead && !lean &&
+            (env->jit_switch_after || (spare_core(env) && !cg_compile_task_done(ahead->task)));
         if (ahead->task) ahead->rows_base = r.rows_base;
         if (lean) {
             /* the workers compile the FAST code themselves (lean_fn) */

@@ -13,12 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "engine/executor.h"
-#include "engine/instance.h"
-#include "engine/optimize.h"
-#include "rackdb.h"
-#include "sql/bind.h"
-#include "sql/parse.h"
+#include "exec_direct.h"
 #include "test.h"
 #include "tpch_check.h"
 
@@ -47,69 +42,37 @@ static const char *QUERY =
     "FROM lineitem WHERE l_shipdate <= DATE '1998-09-01' "
     "GROUP BY l_returnflag, l_linestatus ORDER BY l_returnflag, l_linestatus";
 
+/* The env settings of one run, and the first pipeline's figures. */
+typedef struct adaptive_run {
+    bool serial;
+    unsigned switch_after;
+    eng_pipe_stats first;
+} adaptive_run;
+
+static void setup(eng_exec_env *env, void *arg)
+{
+    const adaptive_run *a = arg;
+    env->serial_compile = a->serial;
+    env->jit_switch_after = a->switch_after;
+}
+
+static void done(eng_exec_env *env, sto_status st, const eng_query_stats *stats, void *arg)
+{
+    (void)env;
+    adaptive_run *a = arg;
+    if (!st && stats->npipes) a->first = stats->pipes[0];
+    a->first.step_rows = NULL; /* freed with stats */
+}
+
 /* Plans and runs QUERY with the given env settings; *out has its rows,
  * *first the first pipeline's figures. */
 static sto_status run(unsigned threads, bool serial, unsigned switch_after, rackdb_result **out,
                       eng_pipe_stats *first)
 {
-    eng_catalog *cat = sess->db->catalog;
-    sql_arena *arena = sql_arena_create();
-    sql_stmt_list *list = NULL;
-    sql_plan *plan = NULL;
-    eng_physical *ph = NULL;
-    eng_exec_shared *shared = NULL;
-    eng_mem *mem = NULL;
-    eng_query_stats stats = {0};
-    eng_rowset rows = {0};
-    eng_exec_strings *strings = NULL;
-    sto_schema *schema = NULL;
-    const char **names = NULL;
-    char(*tmp)[16] = NULL;
-    sto_type *types = NULL;
-    *out = NULL;
-    memset(first, 0, sizeof(*first));
-    if (!arena) return sto_error_oom();
-    eng_catalog_read_lock(cat);
-    sto_status st = sql_parse(arena, QUERY, &list);
-    sql_catalog ci = eng_catalog_iface(cat);
-    if (!st) st = sql_bind_query(arena, &ci, list->items[0]->query, &plan);
-    eng_opt_settings os = eng_opt_settings_default();
-    os.threads = threads;
-    if (!st) st = eng_optimize(plan, &os);
-    if (!st) st = eng_physical_build(plan, &ph);
-    if (!st) st = eng_exec_shared_get(sess->db, &shared);
-    if (!st) st = eng_mem_create("query", 0, shared->mem, &mem);
-    if (!st) {
-        eng_exec_env env = {shared, threads, mem, &sess->cancel, false};
-        env.serial_compile = serial;
-        env.jit_switch_after = switch_after;
-        st = eng_exec_physical(&env, ph, &stats, &rows, &strings);
-        if (!st && stats.npipes) *first = stats.pipes[0];
-    }
-    uint32_t n = plan ? plan->ncols : 0;
-    names = calloc(n ? n : 1, sizeof(*names));
-    tmp = calloc(n ? n : 1, sizeof(*tmp));
-    types = calloc(n ? n : 1, sizeof(*types));
-    if (!st && (!names || !tmp || !types)) st = sto_error_oom();
-    for (uint32_t i = 0; !st && i < n; i++) {
-        snprintf(tmp[i], sizeof(tmp[i]), "c%u", i + 1);
-        names[i] = tmp[i];
-        types[i] = sql_plan_col(plan->ctx, plan->cols[i])->type;
-    }
-    if (!st) st = sto_schema_new(n, names, types, NULL, &schema);
-    if (!st) st = eng_result_new_rows(schema, out);
-    if (!st) st = eng_rowset_to_result(&rows, n, ph->result_slots, *out, &sess->cancel);
-    eng_catalog_unlock(cat);
-    first->step_rows = NULL; /* freed with stats */
-    eng_rowset_free(&rows);
-    eng_exec_strings_free(strings);
-    eng_query_stats_free(&stats);
-    eng_mem_destroy(mem);
-    sto_schema_free(schema);
-    free(names);
-    free(tmp);
-    free(types);
-    sql_arena_destroy(arena);
+    adaptive_run a = {.serial = serial, .switch_after = switch_after};
+    exec_direct_hooks h = {threads, setup, done, &a};
+    sto_status st = exec_direct(sess, QUERY, &h, out);
+    *first = a.first;
     if (st) fprintf(stderr, "%s %s\n", st->sqlstate, st->message);
     return st;
 }

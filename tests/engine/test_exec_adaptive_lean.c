@@ -20,12 +20,7 @@
 #include <string.h>
 
 #include "codegen/compile_pool.h"
-#include "engine/executor.h"
-#include "engine/instance.h"
-#include "engine/optimize.h"
-#include "rackdb.h"
-#include "sql/bind.h"
-#include "sql/parse.h"
+#include "exec_direct.h"
 #include "test.h"
 #include "tpch_check.h"
 
@@ -56,80 +51,47 @@ typedef struct ran {
     uint64_t compiled;
 } ran;
 
+/* A run as `how` says, and what it did. */
+typedef struct lean_run {
+    how h;
+    cg_jit_counters before;
+    ran *rn;
+} lean_run;
+
+static void setup(eng_exec_env *env, void *arg)
+{
+    lean_run *l = arg;
+    env->serial_compile = l->h.serial;
+    env->jit_switch_after = l->h.switch_after;
+    env->jit_lean_start = l->h.lean;
+    cg_jit_get_counters(env->shared->jit, &l->before);
+    if (l->h.paused) cg_compile_pool_pause(env->shared->compile, true);
+    if (l->h.cancelled) atomic_store(&sess->cancel, 1);
+}
+
+static void done(eng_exec_env *env, sto_status st, const eng_query_stats *stats, void *arg)
+{
+    (void)st;
+    lean_run *l = arg;
+    atomic_store(&sess->cancel, 0);
+    if (l->h.paused) cg_compile_pool_pause(env->shared->compile, false);
+    cg_jit_counters after;
+    cg_jit_get_counters(env->shared->jit, &after);
+    l->rn->compiled = after.compiled - l->before.compiled;
+    l->rn->npipes = stats->npipes < 8 ? stats->npipes : 8;
+    for (unsigned i = 0; i < l->rn->npipes; i++) {
+        l->rn->pipes[i] = stats->pipes[i];
+        l->rn->pipes[i].step_rows = NULL; /* freed with stats */
+    }
+}
+
 /* Plans and runs `sql` as `h` says; *out has its rows. */
 static sto_status run(const char *sql, how h, rackdb_result **out, ran *rn)
 {
-    eng_catalog *cat = sess->db->catalog;
-    sql_arena *arena = sql_arena_create();
-    sql_stmt_list *list = NULL;
-    sql_plan *plan = NULL;
-    eng_physical *ph = NULL;
-    eng_exec_shared *shared = NULL;
-    eng_mem *mem = NULL;
-    eng_query_stats stats = {0};
-    eng_rowset rows = {0};
-    eng_exec_strings *strings = NULL;
-    sto_schema *schema = NULL;
-    const char **names = NULL;
-    char(*tmp)[16] = NULL;
-    sto_type *types = NULL;
-    *out = NULL;
     memset(rn, 0, sizeof(*rn));
-    if (!arena) return sto_error_oom();
-    eng_catalog_read_lock(cat);
-    sto_status st = sql_parse(arena, sql, &list);
-    sql_catalog ci = eng_catalog_iface(cat);
-    if (!st) st = sql_bind_query(arena, &ci, list->items[0]->query, &plan);
-    eng_opt_settings os = eng_opt_settings_default();
-    os.threads = h.threads;
-    if (!st) st = eng_optimize(plan, &os);
-    if (!st) st = eng_physical_build(plan, &ph);
-    if (!st) st = eng_exec_shared_get(sess->db, &shared);
-    if (!st) st = eng_mem_create("query", 0, shared->mem, &mem);
-    if (!st) {
-        eng_exec_env env = {shared, h.threads, mem, &sess->cancel, false};
-        env.serial_compile = h.serial;
-        env.jit_switch_after = h.switch_after;
-        env.jit_lean_start = h.lean;
-        cg_jit_counters before, after;
-        cg_jit_get_counters(shared->jit, &before);
-        if (h.paused) cg_compile_pool_pause(shared->compile, true);
-        if (h.cancelled) atomic_store(&sess->cancel, 1);
-        st = eng_exec_physical(&env, ph, &stats, &rows, &strings);
-        atomic_store(&sess->cancel, 0);
-        if (h.paused) cg_compile_pool_pause(shared->compile, false);
-        cg_jit_get_counters(shared->jit, &after);
-        rn->compiled = after.compiled - before.compiled;
-        rn->npipes = stats.npipes < 8 ? stats.npipes : 8;
-        for (unsigned i = 0; i < rn->npipes; i++) {
-            rn->pipes[i] = stats.pipes[i];
-            rn->pipes[i].step_rows = NULL; /* freed with stats */
-        }
-    }
-    uint32_t n = plan && !st ? plan->ncols : 0;
-    names = calloc(n ? n : 1, sizeof(*names));
-    tmp = calloc(n ? n : 1, sizeof(*tmp));
-    types = calloc(n ? n : 1, sizeof(*types));
-    if (!st && (!names || !tmp || !types)) st = sto_error_oom();
-    for (uint32_t i = 0; !st && i < n; i++) {
-        snprintf(tmp[i], sizeof(tmp[i]), "c%u", i + 1);
-        names[i] = tmp[i];
-        types[i] = sql_plan_col(plan->ctx, plan->cols[i])->type;
-    }
-    if (!st) st = sto_schema_new(n, names, types, NULL, &schema);
-    if (!st) st = eng_result_new_rows(schema, out);
-    if (!st) st = eng_rowset_to_result(&rows, n, ph->result_slots, *out, &sess->cancel);
-    eng_catalog_unlock(cat);
-    eng_rowset_free(&rows);
-    eng_exec_strings_free(strings);
-    eng_query_stats_free(&stats);
-    eng_mem_destroy(mem);
-    sto_schema_free(schema);
-    free(names);
-    free(tmp);
-    free(types);
-    sql_arena_destroy(arena);
-    return st;
+    lean_run l = {.h = h, .rn = rn};
+    exec_direct_hooks hooks = {h.threads, setup, done, &l};
+    return exec_direct(sess, sql, &hooks, out);
 }
 
 /* Modules a run should have compiled: one per pipeline, but for a lean

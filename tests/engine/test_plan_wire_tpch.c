@@ -13,12 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "engine/executor.h"
-#include "engine/instance.h"
-#include "engine/optimize.h"
-#include "rackdb.h"
-#include "sql/bind.h"
-#include "sql/parse.h"
+#include "exec_direct.h"
 #include "sql/plan_wire.h"
 #include "test.h"
 #include "tpch_check.h"
@@ -39,43 +34,8 @@ static sto_status lookup(void *arg, const char *name, sto_table **table, uint64_
 /* Runs a plan the way a SELECT does; *out has its rows. */
 static sto_status run_plan(const sql_plan *plan, rackdb_result **out)
 {
-    eng_physical *ph = NULL;
-    eng_exec_shared *shared = NULL;
-    eng_mem *mem = NULL;
-    eng_query_stats stats = {0};
-    eng_rowset rows = {0};
-    eng_exec_strings *strings = NULL;
-    sto_schema *schema = NULL;
-    *out = NULL;
-    uint32_t n = plan->ncols;
-    const char **names = calloc(n, sizeof(*names));
-    char(*tmp)[16] = calloc(n, sizeof(*tmp));
-    sto_type *types = calloc(n, sizeof(*types));
-    sto_status st = (!names || !tmp || !types) ? sto_error_oom() : STO_OK;
-    for (uint32_t i = 0; !st && i < n; i++) {
-        snprintf(tmp[i], sizeof(tmp[i]), "c%u", i + 1);
-        names[i] = tmp[i];
-        types[i] = sql_plan_col(plan->ctx, plan->cols[i])->type;
-    }
-    if (!st) st = eng_physical_build(plan, &ph);
-    if (!st) st = eng_exec_shared_get(sess->db, &shared);
-    if (!st) st = eng_mem_create("query", 0, shared->mem, &mem);
-    if (!st) {
-        eng_exec_env env = {shared, 2, mem, &sess->cancel, false};
-        st = eng_exec_physical(&env, ph, &stats, &rows, &strings);
-    }
-    if (!st) st = sto_schema_new(n, names, types, NULL, &schema);
-    if (!st) st = eng_result_new_rows(schema, out);
-    if (!st) st = eng_rowset_to_result(&rows, n, ph->result_slots, *out, &sess->cancel);
-    eng_rowset_free(&rows);
-    eng_exec_strings_free(strings);
-    eng_query_stats_free(&stats);
-    eng_mem_destroy(mem);
-    sto_schema_free(schema);
-    free(names);
-    free(tmp);
-    free(types);
-    return st;
+    exec_direct_hooks h = {.threads = 2};
+    return exec_direct_plan(sess, plan, &h, out);
 }
 
 /* Damaged copies of a real encoding: every proper prefix, a wrong magic and
