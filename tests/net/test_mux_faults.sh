@@ -40,16 +40,29 @@ fault_run() {
     sleep 0.5
     kill -0 "${pids[$victim]}" 2>/dev/null || fail "$sig: victim exited early"
     kill "-$sig" "${pids[$victim]}"
+    # Every survivor fails; at least one names the victim. A survivor may
+    # instead name another survivor that failed first and closed its
+    # connections (with SIGSTOP, rank 0's 2 s timeout can fire before rank
+    # 2's, and rank 2 then sees rank 0 leave): the fault's cascade, which
+    # is a correct report too, and depends only on which timer fires first.
+    local named=0 log
     for ((r = 0; r < n; r++)); do
         [ "$r" = "$victim" ] && continue
+        log="$MUX_TMP/$sig.$r.log"
         mux_wait_bounded "${pids[$r]}" 10
         rc=$?
         [ $rc = 124 ] && fail "$sig: rank $r still running 10 s after the fault"
-        [ $rc = 3 ] || { cat "$MUX_TMP/$sig.$r.log" >&2; fail "$sig: rank $r exited $rc, expected 3"; }
-        grep -q "^rank $r: error: .*$expect" "$MUX_TMP/$sig.$r.log" ||
-            { cat "$MUX_TMP/$sig.$r.log" >&2; fail "$sig: rank $r did not report '$expect'"; }
-        echo "ok: $sig: $(grep "^rank $r: error" "$MUX_TMP/$sig.$r.log")"
+        [ $rc = 3 ] || { cat "$log" >&2; fail "$sig: rank $r exited $rc, expected 3"; }
+        if grep -q "^rank $r: error: .*$expect" "$log"; then
+            named=$((named + 1))
+        elif ! grep -Eq "^rank $r: error: server [0-9]+ \(127.0.0.1:[0-9]*\).*(closed the connection|Connection reset)" "$log" ||
+            grep -q "^rank $r: error: server $victim " "$log"; then
+            cat "$log" >&2
+            fail "$sig: rank $r reported neither '$expect' nor another survivor leaving"
+        fi
+        echo "ok: $sig: $(grep "^rank $r: error" "$log")"
     done
+    [ $named -ge 1 ] || fail "$sig: no survivor reported '$expect'"
     mux_cleanup_ranks
 }
 
