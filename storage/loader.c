@@ -650,9 +650,7 @@ static void dedup_init(load_worker *w)
     const sto_schema *s = w->job->schema;
     w->dedup = calloc(s->ncols, sizeof(*w->dedup));
     for (uint32_t i = 0; w->dedup && i < s->ncols; i++) {
-        sto_type t = s->cols[i].type;
-        if (!sto_type_is_string((sto_type_id)t.id)) continue;
-        if (t.length && t.length <= STO_STR_INLINE_MAX) continue;
+        if (!sto_dedup_applies(s->cols[i].type)) continue;
         if (!sto_dedup_init(&w->dedup[i])) {
             for (uint32_t j = 0; j < i; j++)
                 sto_dedup_free(&w->dedup[j]);

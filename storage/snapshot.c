@@ -309,8 +309,7 @@ static bool read_strings(cursor *cur, sto_chunk *c, uint32_t col)
     sto_str *v = c->cols[col];
     const char *p = (const char *)bytes;
     sto_dedup d = {0}; /* without its table every string is copied */
-    sto_type type = c->schema->cols[col].type;
-    if (!type.length || type.length > STO_STR_INLINE_MAX) sto_dedup_init(&d);
+    if (sto_dedup_applies(c->schema->cols[col].type)) sto_dedup_init(&d);
     bool ok = true;
     for (uint32_t r = 0; r < c->rows && ok; r++) {
         uint32_t l;

@@ -41,6 +41,13 @@ typedef struct sto_dedup {
     bool off;              /* gave up for this chunk */
 } sto_dedup;
 
+/* Whether a string column of type t can hold long strings (more than
+ * STO_STR_INLINE_MAX bytes), the only ones a table saves anything on. */
+static inline bool sto_dedup_applies(sto_type t)
+{
+    return sto_type_is_string((sto_type_id)t.id) && (!t.length || t.length > STO_STR_INLINE_MAX);
+}
+
 /* Prepares d (allocates its table); false when out of memory. */
 bool sto_dedup_init(sto_dedup *d);
 void sto_dedup_free(sto_dedup *d);

@@ -460,9 +460,7 @@ static __attribute__((noinline)) sto_status put_string_new(table_writer *w, int 
             bool found;
             const char *stored = sto_dedup_store(d, &c->heap, v->s, len, &found);
             if (!stored) return sto_error_oom();
-            dst->len = len;
-            memcpy(dst->prefix, stored, 4);
-            dst->u.ptr = stored;
+            *dst = sto_str_make(stored, len);
             if (found) return NULL; /* its hash is in the sketch already */
             back_heap(w, stored);
             sto_hll_add(&c->stats[i].hll, sto_hash_str_bytes_sketch(v->s, len));
